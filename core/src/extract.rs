@@ -1,0 +1,400 @@
+//! Text extraction contracts: the [`Extractor`] trait, its `inventory` registration
+//! ([`ExtractorInfo`]), the [`Registry`] that picks an extractor by the file's bytes, and the
+//! [`TextSink`] that enforces the output cap and time budget while extracting.
+//!
+//! An extractor crate registers each format it handles:
+//!
+//! ```
+//! use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+//!
+//! struct Shout;
+//! impl Extractor for Shout {
+//!     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+//!         let text = std::str::from_utf8(&input[6..]).map_err(|e| ExtractError::malformed(e))?;
+//!         sink.push(text)
+//!     }
+//! }
+//! inventory::submit! {
+//!     ExtractorInfo {
+//!         id: "shout",
+//!         sniff: |p: &Probe<'_>| if p.bytes.starts_with(b"SHOUT\n") { 90 } else { 0 },
+//!         make: || Box::new(Shout),
+//!     }
+//! }
+//! ```
+
+use std::{collections::HashMap, fmt, time::Instant};
+
+/// Characters of text kept per file (spec 2.4: about the first million).
+pub const MAX_CHARS: usize = 1_000_000;
+
+/// Default cap on bytes decompressed from a container (ZIP entries, streams): 512 MiB.
+pub const MAX_DECOMPRESSED_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Limits one extraction runs under.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Stop after this many characters of output.
+    pub max_chars: usize,
+    /// Give up after decompressing this many bytes in total.
+    pub max_decompressed_bytes: u64,
+    /// Give up at this instant.
+    pub deadline: Option<Instant>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_chars: MAX_CHARS,
+            max_decompressed_bytes: MAX_DECOMPRESSED_BYTES,
+            deadline: None,
+        }
+    }
+}
+
+/// Why an extractor stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExtractError {
+    /// The output cap was reached; the text so far is kept. Not a failure.
+    #[error("output cap reached")]
+    Full,
+    /// The time budget ran out.
+    #[error("time budget exceeded")]
+    TimedOut,
+    /// A size limit (decompressed bytes, nesting) was exceeded.
+    #[error("limit exceeded: {0}")]
+    LimitExceeded(String),
+    /// The file is damaged or not what its bytes first suggested.
+    #[error("malformed input: {0}")]
+    Malformed(String),
+    /// The file is of the format but uses a feature we do not read (e.g. encryption).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}
+
+impl ExtractError {
+    /// Wraps any parser error as [`ExtractError::Malformed`].
+    pub fn malformed(e: impl fmt::Display) -> Self {
+        Self::Malformed(e.to_string())
+    }
+}
+
+/// What an extractor is shown to decide whether a file is its format.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe<'a> {
+    /// The whole file.
+    pub bytes: &'a [u8],
+    /// Entry names when the file is a ZIP or OLE2 container (empty otherwise).
+    pub entries: &'a [String],
+}
+
+impl Probe<'_> {
+    /// Whether the container has an entry with exactly this name.
+    pub fn has_entry(&self, name: &str) -> bool {
+        self.entries.iter().any(|e| e == name)
+    }
+}
+
+/// Turns a file's bytes into text, writing into a [`TextSink`].
+///
+/// Runs on a blocking thread, under `catch_unwind`; it should stop early when a sink call returns
+/// an error (pass it on with `?`).
+pub trait Extractor: Send + Sync {
+    /// Extracts the text of `input` into `sink`.
+    fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError>;
+}
+
+/// One registered format, submitted with `inventory::submit!`. Const data only.
+pub struct ExtractorInfo {
+    /// Format id, unique across all extractors (e.g. `pdf`, `docx`, `markdown`).
+    pub id: &'static str,
+    /// Confidence 0–100 that the probed bytes are this format; 0 means "not mine".
+    pub sniff: fn(&Probe<'_>) -> u8,
+    /// Builds the extractor.
+    pub make: fn() -> Box<dyn Extractor>,
+}
+
+impl fmt::Debug for ExtractorInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExtractorInfo")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+inventory::collect!(ExtractorInfo);
+
+/// The extractors linked into this binary, keyed by format id.
+#[derive(Debug)]
+pub struct Registry {
+    entries: Vec<&'static ExtractorInfo>,
+}
+
+impl Registry {
+    /// Builds the registry from every `inventory` submission; two submissions with one id are an
+    /// error rather than last-one-wins.
+    pub fn from_inventory() -> Result<Self, String> {
+        Self::from_entries(inventory::iter::<ExtractorInfo>)
+    }
+
+    /// Builds a registry from the given entries, refusing duplicate ids.
+    pub fn from_entries(
+        entries: impl IntoIterator<Item = &'static ExtractorInfo>,
+    ) -> Result<Self, String> {
+        let mut by_id: HashMap<&str, &'static ExtractorInfo> = HashMap::new();
+        for e in entries {
+            if by_id.insert(e.id, e).is_some() {
+                return Err(format!("two extractors register the format id '{}'", e.id));
+            }
+        }
+        let mut entries: Vec<_> = by_id.into_values().collect();
+        entries.sort_by_key(|e| e.id);
+        Ok(Self { entries })
+    }
+
+    /// Registered format ids, sorted.
+    pub fn formats(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.entries.iter().map(|e| e.id)
+    }
+
+    /// The entry with this id.
+    pub fn get(&self, id: &str) -> Option<&'static ExtractorInfo> {
+        self.entries.iter().copied().find(|e| e.id == id)
+    }
+
+    /// The most confident extractor for the probed bytes (ties go to the smaller id), if any
+    /// scores above 0.
+    pub fn detect(&self, probe: &Probe<'_>) -> Option<&'static ExtractorInfo> {
+        let mut best: Option<(u8, &'static ExtractorInfo)> = None;
+        for e in &self.entries {
+            let score = (e.sniff)(probe);
+            if score > 0 && best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, e));
+            }
+        }
+        best.map(|(_, e)| e)
+    }
+}
+
+/// How often (in pushes) the sink looks at the clock.
+const DEADLINE_CHECK_EVERY: u32 = 64;
+
+/// Collects extracted text under the output cap and time budget.
+///
+/// `push` returns [`ExtractError::Full`] once the cap is reached (the text is cut at the cap on a
+/// character boundary) and [`ExtractError::TimedOut`] once the deadline has passed, so extractors
+/// stop as soon as more work is pointless.
+#[derive(Debug)]
+pub struct TextSink {
+    text: String,
+    chars: usize,
+    max_chars: usize,
+    truncated: bool,
+    deadline: Option<Instant>,
+    pushes: u32,
+}
+
+impl TextSink {
+    /// An empty sink with these limits.
+    pub fn new(limits: &Limits) -> Self {
+        Self {
+            text: String::new(),
+            chars: 0,
+            max_chars: limits.max_chars,
+            truncated: false,
+            deadline: limits.deadline,
+            pushes: 0,
+        }
+    }
+
+    /// Appends text.
+    pub fn push(&mut self, s: &str) -> Result<(), ExtractError> {
+        if self.truncated {
+            return Err(ExtractError::Full);
+        }
+        self.pushes = self.pushes.wrapping_add(1);
+        if self.pushes.is_multiple_of(DEADLINE_CHECK_EVERY) {
+            self.check_deadline()?;
+        }
+        let room = self.max_chars - self.chars;
+        // Fast path: a byte count within the room is a char count within it too.
+        if s.len() <= room {
+            self.text.push_str(s);
+            self.chars += s.chars().count();
+            return Ok(());
+        }
+        match s.char_indices().nth(room) {
+            None => {
+                self.text.push_str(s);
+                self.chars += s.chars().count();
+                Ok(())
+            }
+            Some((cut, _)) => {
+                self.text.push_str(&s[..cut]);
+                self.chars += room;
+                self.truncated = true;
+                Err(ExtractError::Full)
+            }
+        }
+    }
+
+    /// Appends one character.
+    pub fn push_char(&mut self, c: char) -> Result<(), ExtractError> {
+        let mut buf = [0u8; 4];
+        self.push(c.encode_utf8(&mut buf))
+    }
+
+    /// Ends the current line unless the text is empty or already ends with a line break.
+    pub fn line_break(&mut self) -> Result<(), ExtractError> {
+        if self.text.is_empty() || self.text.ends_with('\n') {
+            return Ok(());
+        }
+        self.push("\n")
+    }
+
+    /// Separates words: a space unless the text is empty or already ends with whitespace.
+    pub fn space(&mut self) -> Result<(), ExtractError> {
+        if self.text.is_empty() || self.text.ends_with(char::is_whitespace) {
+            return Ok(());
+        }
+        self.push(" ")
+    }
+
+    /// Fails with [`ExtractError::TimedOut`] once the deadline has passed.
+    pub fn check_deadline(&self) -> Result<(), ExtractError> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(ExtractError::TimedOut),
+            _ => Ok(()),
+        }
+    }
+
+    /// Characters collected so far.
+    pub fn chars(&self) -> usize {
+        self.chars
+    }
+
+    /// Whether the cap was reached.
+    pub fn is_truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The text so far.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The collected text.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max_chars: usize) -> Limits {
+        Limits {
+            max_chars,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn sink_cuts_at_the_cap_on_a_char_boundary() {
+        let mut s = TextSink::new(&limits(5));
+        s.push("ab").unwrap();
+        assert!(matches!(s.push("cdéfg"), Err(ExtractError::Full)));
+        assert_eq!(s.as_str(), "abcdé");
+        assert_eq!(s.chars(), 5);
+        assert!(s.is_truncated());
+        assert!(matches!(s.push("x"), Err(ExtractError::Full)));
+    }
+
+    #[test]
+    fn sink_counts_chars_not_bytes() {
+        let mut s = TextSink::new(&limits(3));
+        s.push("éé").unwrap();
+        assert_eq!(s.chars(), 2);
+        s.push_char('é').unwrap();
+        assert!(!s.is_truncated());
+        assert!(s.push_char('x').is_err());
+        assert_eq!(s.as_str(), "ééé");
+    }
+
+    #[test]
+    fn sink_reports_the_deadline() {
+        let past = Instant::now();
+        let mut s = TextSink::new(&Limits {
+            deadline: Some(past),
+            ..Limits::default()
+        });
+        assert!(matches!(s.check_deadline(), Err(ExtractError::TimedOut)));
+        let mut result = Ok(());
+        for _ in 0..DEADLINE_CHECK_EVERY {
+            result = s.push("x");
+        }
+        assert!(matches!(result, Err(ExtractError::TimedOut)));
+    }
+
+    #[test]
+    fn separators_do_not_pile_up() {
+        let mut s = TextSink::new(&Limits::default());
+        s.line_break().unwrap();
+        s.space().unwrap();
+        s.push("a").unwrap();
+        s.space().unwrap();
+        s.space().unwrap();
+        s.push("b").unwrap();
+        s.line_break().unwrap();
+        s.line_break().unwrap();
+        assert_eq!(s.as_str(), "a b\n");
+    }
+
+    fn never(_: &Probe<'_>) -> u8 {
+        0
+    }
+    fn always(_: &Probe<'_>) -> u8 {
+        50
+    }
+    struct Nop;
+    impl Extractor for Nop {
+        fn extract(&self, _: &[u8], _: &mut TextSink) -> Result<(), ExtractError> {
+            Ok(())
+        }
+    }
+    static A: ExtractorInfo = ExtractorInfo {
+        id: "a",
+        sniff: never,
+        make: || Box::new(Nop),
+    };
+    static B: ExtractorInfo = ExtractorInfo {
+        id: "b",
+        sniff: always,
+        make: || Box::new(Nop),
+    };
+    static B2: ExtractorInfo = ExtractorInfo {
+        id: "b",
+        sniff: never,
+        make: || Box::new(Nop),
+    };
+
+    #[test]
+    fn registry_detects_by_score_and_refuses_duplicates() {
+        let r = Registry::from_entries([&A, &B]).unwrap();
+        let probe = Probe {
+            bytes: b"x",
+            entries: &[],
+        };
+        assert_eq!(r.detect(&probe).map(|e| e.id), Some("b"));
+        assert_eq!(r.formats().collect::<Vec<_>>(), ["a", "b"]);
+        let r = Registry::from_entries([&A]).unwrap();
+        assert!(r.detect(&probe).is_none());
+        assert!(
+            Registry::from_entries([&B, &B2])
+                .unwrap_err()
+                .contains("'b'")
+        );
+    }
+}

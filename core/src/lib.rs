@@ -1,0 +1,23 @@
+#![doc = include_str!("../README.md")]
+
+pub mod error;
+pub mod extract;
+pub mod record;
+pub mod source;
+pub mod sync;
+pub mod tag;
+pub mod template;
+pub mod time;
+pub mod title;
+pub mod token;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use error::{Error, Result};
+pub use extract::{Extractor, ExtractorInfo};
+pub use record::RecordStore;
+pub use token::TokenStore;
+
+/// Identifier of a workspace (an organization); every stored object belongs to exactly one.
+pub type WorkspaceId = uuid::Uuid;

@@ -1,0 +1,327 @@
+//! Records, their metadata, the upload/touch decisions and the [`RecordStore`] trait.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::{
+    Error, Result, WorkspaceId,
+    source::Source,
+    sync::{CloseOperation, OpenOperation, SyncEvent, SyncRun},
+    tag::Tags,
+    time::Timestamp,
+};
+
+/// Addresses one object type of one source in one workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Scope {
+    /// The caller's workspace.
+    pub workspace_id: WorkspaceId,
+    /// The source.
+    pub source_id: Uuid,
+    /// The object type.
+    pub object_type_id: Uuid,
+}
+
+/// Addresses one record by its caller-given externalId.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordKey {
+    /// Where the record lives.
+    pub scope: Scope,
+    /// The caller's id of the record.
+    pub external_id: String,
+}
+
+/// The object type as a record shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectTypeRef {
+    /// Object type id.
+    pub id: Uuid,
+    /// Object type name.
+    pub name: String,
+    /// The open sync, else the latest, else 0.
+    pub current_sync_number: i64,
+}
+
+/// How text extraction went for a stored upload.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Extraction {
+    /// Detected format id (e.g. `pdf`), if any extractor recognized the bytes.
+    pub format: Option<String>,
+    /// Characters of text kept.
+    pub chars: u64,
+    /// Whether the text was cut at the output cap.
+    pub truncated: bool,
+    /// Why the content is empty, when it is.
+    pub failure: Option<String>,
+}
+
+/// A stored record (live or a tombstone).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// Record id, stable across versions and revival.
+    pub id: Uuid,
+    /// The source.
+    pub source_id: Uuid,
+    /// The object type, with its current sync number.
+    pub object_type: ObjectTypeRef,
+    /// The caller's id.
+    pub external_id: String,
+    /// 1 when created, +1 on every stored upload.
+    pub version: i64,
+    /// Normalized file name (RECORD) or rendered titleTemplate (STRUCTURED).
+    pub title: String,
+    /// Link into the external system.
+    pub url: Option<String>,
+    /// Extracted text (RECORD) or rendered searchTemplate (STRUCTURED).
+    pub content: String,
+    /// The full tag set of the last stored upload.
+    pub tags: Tags,
+    /// The checksum the caller sent with the last stored upload.
+    pub external_checksum: Option<String>,
+    /// When the record was first created.
+    pub created_date: Timestamp,
+    /// When content was last stored.
+    pub modified_date: Timestamp,
+    /// E-mail of the user who last stored content.
+    pub modified_by: String,
+    /// The last sync the record was uploaded or touched in.
+    pub sync_number: i64,
+    /// Removed by a sync or deleted: a tombstone, revived by the next upload.
+    pub removed: bool,
+    /// How extraction went.
+    pub extraction: Extraction,
+}
+
+impl Record {
+    /// The checksum as metadata shows it: absent on a tombstone.
+    pub fn visible_checksum(&self) -> Option<&str> {
+        if self.removed {
+            None
+        } else {
+            self.external_checksum.as_deref()
+        }
+    }
+}
+
+/// Everything a stored upload writes.
+#[derive(Debug, Clone)]
+pub struct RecordWrite {
+    /// Which record.
+    pub key: RecordKey,
+    /// The open sync the upload names, if any.
+    pub sync_number: Option<i64>,
+    /// Title.
+    pub title: String,
+    /// Url.
+    pub url: Option<String>,
+    /// Content.
+    pub content: String,
+    /// Full tag set (replaces the old one).
+    pub tags: Tags,
+    /// Checksum sent with the upload.
+    pub external_checksum: Option<String>,
+    /// Extraction outcome.
+    pub extraction: Extraction,
+    /// E-mail of the uploading user.
+    pub modified_by: String,
+}
+
+/// Result of a stored upload.
+#[derive(Debug, Clone)]
+pub struct PutOutcome {
+    /// The record after the write.
+    pub record: Record,
+    /// `true` when the externalId was new (201), `false` for an update or revival (200).
+    pub created: bool,
+}
+
+/// A touch request.
+#[derive(Debug, Clone)]
+pub struct Touch {
+    /// The open sync the touch names, if any.
+    pub sync_number: Option<i64>,
+    /// Expected stored checksum (If-Match, unquoted); `None` always matches.
+    pub if_match: Option<String>,
+    /// How the sync counts it: a touch, or a checksum-equal upload.
+    pub event: SyncEvent,
+}
+
+/// What an upload does to the record, decided before any extraction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UploadDecision {
+    /// A new externalId: create version 1.
+    Create,
+    /// Store the new content (update or revival), version + 1.
+    Store,
+    /// The checksum equals the stored one: touch, no extraction, no version bump.
+    Unchanged,
+}
+
+/// Decides what an upload with `checksum` does to `existing`.
+pub fn decide_upload(existing: Option<&Record>, checksum: Option<&str>) -> UploadDecision {
+    match existing {
+        None => UploadDecision::Create,
+        Some(r) if checksum.is_some() && r.visible_checksum() == checksum => {
+            UploadDecision::Unchanged
+        }
+        Some(_) => UploadDecision::Store,
+    }
+}
+
+/// Checks a touch against the stored record: it must exist and be live, and `if_match` (if any)
+/// must equal the stored checksum.
+pub fn check_touch(existing: Option<&Record>, if_match: Option<&str>) -> Result<()> {
+    let record = existing
+        .filter(|r| !r.removed)
+        .ok_or_else(|| Error::not_found("no current record with this externalId"))?;
+    match if_match {
+        None | Some("*") => Ok(()),
+        Some(expected) if record.external_checksum.as_deref() == Some(expected) => Ok(()),
+        Some(_) => Err(Error::PreconditionFailed(
+            "If-Match does not match the stored checksum".into(),
+        )),
+    }
+}
+
+/// Reads an `If-Match` header value: the checksum wrapped in double quotes (a weak `W/` prefix
+/// and missing quotes are tolerated).
+pub fn parse_if_match(header: &str) -> String {
+    let v = header.trim();
+    let v = v.strip_prefix("W/").unwrap_or(v);
+    v.strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(v)
+        .to_string()
+}
+
+/// Storage of sources, sync runs and records. Every method is atomic; implementations run the
+/// decisions of [`crate::sync`] and this module inside their own transaction or lock.
+#[async_trait]
+pub trait RecordStore: Send + Sync + 'static {
+    /// Stores a new source (ids already assigned by [`crate::source::NewSource::build`]).
+    async fn create_source(&self, source: &Source) -> Result<()>;
+    /// The workspace's sources, oldest first.
+    async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>>;
+    /// One source; another workspace's source is [`Error::NotFound`].
+    async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source>;
+
+    /// Opens a sync per [`crate::sync::open`].
+    async fn open_sync(&self, scope: Scope, op: OpenOperation) -> Result<SyncRun>;
+    /// Closes the open sync `sync_number` per [`crate::sync::close`]; COMPLETE removes every live
+    /// record of the object type that did not join it, in the same atomic step.
+    async fn close_sync(
+        &self,
+        scope: Scope,
+        sync_number: i64,
+        op: CloseOperation,
+    ) -> Result<SyncRun>;
+    /// One sync run.
+    async fn get_sync(&self, scope: Scope, sync_number: i64) -> Result<SyncRun>;
+    /// All sync runs of the object type, newest first.
+    async fn list_syncs(&self, scope: Scope) -> Result<Vec<SyncRun>>;
+
+    /// Stores an upload: creates, replaces or revives the record, assigning the next version
+    /// atomically. A given `sync_number` must be the open sync ([`Error::Conflict`] otherwise).
+    async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome>;
+    /// Marks a live record as part of the sync per [`check_touch`]; nothing else changes.
+    async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record>;
+    /// One record, tombstones included.
+    async fn get_record(&self, key: &RecordKey) -> Result<Record>;
+    /// Makes a live record a tombstone, as a sync removal does.
+    async fn delete_record(&self, key: &RecordKey) -> Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(checksum: Option<&str>, removed: bool) -> Record {
+        let now = crate::time::now();
+        Record {
+            id: Uuid::new_v4(),
+            source_id: Uuid::new_v4(),
+            object_type: ObjectTypeRef {
+                id: Uuid::new_v4(),
+                name: "t".into(),
+                current_sync_number: 1,
+            },
+            external_id: "e".into(),
+            version: 1,
+            title: "t".into(),
+            url: None,
+            content: String::new(),
+            tags: Tags::new(),
+            external_checksum: checksum.map(Into::into),
+            created_date: now,
+            modified_date: now,
+            modified_by: "a@b".into(),
+            sync_number: 1,
+            removed,
+            extraction: Extraction::default(),
+        }
+    }
+
+    #[test]
+    fn upload_decision_table() {
+        use UploadDecision::*;
+        let live = record(Some("c1"), false);
+        let tomb = record(Some("c1"), true);
+        let no_sum = record(None, false);
+        let cases: [(Option<&Record>, Option<&str>, UploadDecision); 7] = [
+            (None, None, Create),
+            (None, Some("c1"), Create),
+            (Some(&live), Some("c1"), Unchanged),
+            (Some(&live), Some("c2"), Store),
+            (Some(&live), None, Store),
+            (Some(&tomb), Some("c1"), Store),
+            (Some(&no_sum), Some("c1"), Store),
+        ];
+        for (existing, sum, expected) in cases {
+            assert_eq!(
+                decide_upload(existing, sum),
+                expected,
+                "{existing:?} {sum:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn touch_table() {
+        let live = record(Some("c1"), false);
+        let tomb = record(Some("c1"), true);
+        assert!(check_touch(Some(&live), None).is_ok());
+        assert!(check_touch(Some(&live), Some("c1")).is_ok());
+        assert!(check_touch(Some(&live), Some("*")).is_ok());
+        assert!(matches!(
+            check_touch(Some(&live), Some("c2")),
+            Err(Error::PreconditionFailed(_))
+        ));
+        assert!(matches!(
+            check_touch(Some(&record(None, false)), Some("c1")),
+            Err(Error::PreconditionFailed(_))
+        ));
+        assert!(matches!(
+            check_touch(Some(&tomb), None),
+            Err(Error::NotFound(_))
+        ));
+        assert!(matches!(check_touch(None, None), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn tombstone_hides_its_checksum() {
+        assert_eq!(record(Some("c"), false).visible_checksum(), Some("c"));
+        assert_eq!(record(Some("c"), true).visible_checksum(), None);
+    }
+
+    #[test]
+    fn if_match_unquotes() {
+        assert_eq!(parse_if_match("\"abc\""), "abc");
+        assert_eq!(parse_if_match("W/\"abc\""), "abc");
+        assert_eq!(parse_if_match(" abc "), "abc");
+        assert_eq!(parse_if_match("\"\""), "");
+    }
+}

@@ -1,0 +1,123 @@
+//! Identity: workspaces, users, API tokens, the authenticated [`Principal`] and the
+//! [`TokenStore`] trait.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::{Result, WorkspaceId, time::Timestamp};
+
+/// Name of the workspace made at first start.
+pub const DEFAULT_WORKSPACE: &str = "default";
+
+/// A user's role in their workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Role {
+    /// May manage OAuth clients and everything else.
+    Admin,
+    /// May use sources and records.
+    Member,
+}
+
+/// An organization; everything stored belongs to one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Workspace {
+    /// Workspace id.
+    pub id: WorkspaceId,
+    /// Unique name.
+    pub name: String,
+    /// Whether the operator enabled OAuth2 clients for it.
+    pub oauth_enabled: bool,
+    /// When it was made.
+    pub created_date: Timestamp,
+}
+
+/// A user of a workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    /// User id.
+    pub id: Uuid,
+    /// The user's workspace.
+    pub workspace_id: WorkspaceId,
+    /// Unique e-mail address; the Basic-auth user name.
+    pub email: String,
+    /// ADMIN or MEMBER.
+    pub role: Role,
+    /// argon2id PHC string of the browser-login password.
+    pub password_hash: String,
+    /// When the user was made.
+    pub created_date: Timestamp,
+}
+
+/// A stored API token: only its SHA-256 is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiToken {
+    /// Token id.
+    pub id: Uuid,
+    /// Owner.
+    pub user_id: Uuid,
+    /// Lowercase hex SHA-256 of the token.
+    pub token_hash: String,
+    /// When it was made.
+    pub created_date: Timestamp,
+}
+
+/// What an authenticated caller may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads and writes.
+    ReadWrite,
+    /// Reads only (`read:*`).
+    ReadOnly,
+}
+
+/// The authenticated caller of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The caller's workspace: every lookup is confined to it.
+    pub workspace_id: WorkspaceId,
+    /// The user acted for.
+    pub user_id: Uuid,
+    /// The user's e-mail.
+    pub email: String,
+    /// The user's role.
+    pub role: Role,
+    /// What the credentials allow.
+    pub access: Access,
+}
+
+impl Principal {
+    /// The principal of a user authenticated with full rights (Basic auth).
+    pub fn full(user: &User) -> Self {
+        Self {
+            workspace_id: user.workspace_id,
+            user_id: user.id,
+            email: user.email.clone(),
+            role: user.role,
+            access: Access::ReadWrite,
+        }
+    }
+}
+
+/// Storage of workspaces, users and credentials.
+#[async_trait]
+pub trait TokenStore: Send + Sync + 'static {
+    /// Stores a new workspace; a taken name is [`crate::Error::Conflict`].
+    async fn create_workspace(&self, workspace: &Workspace) -> Result<()>;
+    /// The workspace with this name.
+    async fn workspace_by_name(&self, name: &str) -> Result<Option<Workspace>>;
+    /// Stores a new user; a taken e-mail is [`crate::Error::Conflict`].
+    async fn create_user(&self, user: &User) -> Result<()>;
+    /// The user with this e-mail (case-insensitive).
+    async fn user_by_email(&self, email: &str) -> Result<Option<User>>;
+    /// How many users exist in all workspaces (0 means first start).
+    async fn count_users(&self) -> Result<u64>;
+    /// Stores a new API token hash.
+    async fn add_api_token(&self, token: &ApiToken) -> Result<()>;
+    /// The user owning the token with this hash.
+    async fn user_by_token_hash(&self, token_hash: &str) -> Result<Option<User>>;
+}
