@@ -1,1 +1,771 @@
-//! The backend conformance suite.
+//! The backend conformance suite: every store runs these cases through the public traits.
+//!
+//! A store crate's test file calls [`conformance_tests!`](crate::conformance_tests) with an async
+//! expression that yields a fresh `Arc` of the store (implementing both traits); the macro writes
+//! one `#[tokio::test]` per case so failures are named by behaviour.
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::{
+    Error, RecordStore, TokenStore, WorkspaceId,
+    record::{Extraction, RecordKey, RecordWrite, Scope, Touch},
+    source::{
+        CUSTOM, DataType, NewObjectType, NewSource, NewTagConfig, Source, SourceDataType, TagType,
+    },
+    sync::{CloseOperation, OpenOperation, SyncEvent, SyncState},
+    tag::{TagValue, Tags},
+    time,
+    token::{ApiToken, Role, User, Workspace},
+};
+
+/// Both store traits, as one object.
+pub trait Store: RecordStore + TokenStore {}
+impl<T: RecordStore + TokenStore> Store for T {}
+
+/// Creates a source with one RECORD object type (tags `color`, multi-valued) in a new workspace.
+pub async fn new_source(store: &dyn RecordStore) -> (Source, Scope) {
+    new_source_in(store, Uuid::new_v4()).await
+}
+
+/// Creates the test source in the given workspace.
+pub async fn new_source_in(store: &dyn RecordStore, workspace_id: WorkspaceId) -> (Source, Scope) {
+    let source = NewSource {
+        definition_type: CUSTOM.into(),
+        config_type: CUSTOM.into(),
+        external_id: "conformance".into(),
+        name: "Conformance".into(),
+        track_status: true,
+        object_types: vec![NewObjectType {
+            name: "Files".into(),
+            external_id: "files".into(),
+            source_data_type: SourceDataType::Record,
+            data_type: None,
+            fields: vec![],
+            tag_configs: vec![NewTagConfig {
+                tag_type: TagType::Simple,
+                name: "Color".into(),
+                external_id: "color".into(),
+                data_type: DataType::Text,
+                allow_multiple_values: true,
+            }],
+            facets: vec![],
+            templates: None,
+        }],
+    }
+    .build(workspace_id, time::now())
+    .expect("valid test source");
+    store.create_source(&source).await.expect("create source");
+    let scope = Scope {
+        workspace_id,
+        source_id: source.id,
+        object_type_id: source.object_types[0].id,
+    };
+    (source, scope)
+}
+
+/// A record key in `scope`.
+pub fn key(scope: Scope, external_id: &str) -> RecordKey {
+    RecordKey {
+        scope,
+        external_id: external_id.into(),
+    }
+}
+
+/// An upload of `external_id` with the given sync number and checksum.
+pub fn write(
+    scope: Scope,
+    external_id: &str,
+    sync: Option<i64>,
+    checksum: Option<&str>,
+) -> RecordWrite {
+    RecordWrite {
+        key: key(scope, external_id),
+        sync_number: sync,
+        title: format!("{external_id}.txt"),
+        url: Some(format!("https://example.test/{external_id}")),
+        content: format!("content of {external_id}"),
+        tags: Tags::new(),
+        external_checksum: checksum.map(Into::into),
+        extraction: Extraction {
+            format: Some("text".into()),
+            chars: 10,
+            truncated: false,
+            failure: None,
+        },
+        modified_by: "tester@example.test".into(),
+    }
+}
+
+fn touch(sync: Option<i64>, if_match: Option<&str>) -> Touch {
+    Touch {
+        sync_number: sync,
+        if_match: if_match.map(Into::into),
+        event: SyncEvent::Touched,
+    }
+}
+
+fn assert_err<T: std::fmt::Debug>(r: crate::Result<T>, pred: fn(&Error) -> bool, what: &str) {
+    match r {
+        Err(e) if pred(&e) => {}
+        other => panic!("expected {what}, got {other:?}"),
+    }
+}
+
+/// Sources round-trip and are confined to their workspace.
+pub async fn sources_roundtrip_within_their_workspace(store: &dyn RecordStore) {
+    let ws = Uuid::new_v4();
+    let (source, _) = new_source_in(store, ws).await;
+    assert_eq!(store.get_source(ws, source.id).await.unwrap(), source);
+    assert_eq!(store.list_sources(ws).await.unwrap(), vec![source.clone()]);
+    let other = Uuid::new_v4();
+    assert_err(
+        store.get_source(other, source.id).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    assert!(store.list_sources(other).await.unwrap().is_empty());
+    let scope = Scope {
+        workspace_id: other,
+        source_id: source.id,
+        object_type_id: source.object_types[0].id,
+    };
+    assert_err(
+        store.open_sync(scope, OpenOperation::StartInitial).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    assert_err(
+        store.put_record(write(scope, "a", None, None)).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+}
+
+/// A new externalId is created at version 1; every later upload increments the version, keeps the
+/// id and created date, and replaces the whole tag set.
+pub async fn uploads_create_then_increment_versions(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    let run = store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    assert_eq!(run.sync_number, 1);
+    let mut w = write(scope, "a", Some(1), Some("c1"));
+    w.tags.insert(
+        "color".into(),
+        vec![TagValue::Text("red".into()), TagValue::Text("blue".into())],
+    );
+    let first = store.put_record(w).await.unwrap();
+    assert!(first.created);
+    assert_eq!(first.record.version, 1);
+    assert_eq!(first.record.object_type.current_sync_number, 1);
+    assert_eq!(first.record.object_type.name, "Files");
+    let mut w = write(scope, "a", Some(1), Some("c2"));
+    w.tags
+        .insert("color".into(), vec![TagValue::Text("green".into())]);
+    let second = store.put_record(w).await.unwrap();
+    assert!(!second.created);
+    assert_eq!(second.record.version, 2);
+    assert_eq!(second.record.id, first.record.id);
+    assert_eq!(second.record.created_date, first.record.created_date);
+    assert_eq!(
+        second.record.tags["color"],
+        vec![TagValue::Text("green".into())]
+    );
+    assert_eq!(second.record.external_checksum.as_deref(), Some("c2"));
+    let read = store.get_record(&key(scope, "a")).await.unwrap();
+    assert_eq!(read, second.record);
+}
+
+/// Outside a sync, a new record joins the latest sync number (0 before any sync) and an existing
+/// one keeps its membership.
+pub async fn upload_outside_a_sync(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    let r = store
+        .put_record(write(scope, "early", None, None))
+        .await
+        .unwrap();
+    assert_eq!(r.record.sync_number, 0);
+    assert_eq!(r.record.object_type.current_sync_number, 0);
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    store
+        .put_record(write(scope, "a", Some(1), None))
+        .await
+        .unwrap();
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .get_record(&key(scope, "early"))
+            .await
+            .unwrap()
+            .removed
+    );
+    let r = store
+        .put_record(write(scope, "late", None, None))
+        .await
+        .unwrap();
+    assert_eq!(r.record.sync_number, 1);
+    store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    let r = store
+        .put_record(write(scope, "a", None, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.record.sync_number, 1,
+        "existing record keeps its membership"
+    );
+    let r = store
+        .put_record(write(scope, "new", None, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.record.sync_number, 2,
+        "new record joins the latest (open) sync"
+    );
+}
+
+/// An upload or touch naming a sync number that is not the open sync conflicts.
+pub async fn writes_must_name_the_open_sync(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    let conflict = |e: &Error| matches!(e, Error::Conflict(_));
+    assert_err(
+        store.put_record(write(scope, "a", Some(1), None)).await,
+        conflict,
+        "Conflict",
+    );
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    assert_err(
+        store.put_record(write(scope, "a", Some(2), None)).await,
+        conflict,
+        "Conflict",
+    );
+    store
+        .put_record(write(scope, "a", Some(1), None))
+        .await
+        .unwrap();
+    assert_err(
+        store
+            .touch_record(&key(scope, "a"), touch(Some(7), None))
+            .await,
+        conflict,
+        "Conflict",
+    );
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    assert_err(
+        store.put_record(write(scope, "a", Some(1), None)).await,
+        conflict,
+        "Conflict",
+    );
+    assert_err(
+        store
+            .touch_record(&key(scope, "a"), touch(Some(1), None))
+            .await,
+        conflict,
+        "Conflict",
+    );
+    assert!(store.get_record(&key(scope, "nope")).await.is_err());
+}
+
+/// Touch makes a record part of the sync and changes nothing else; If-Match must equal the stored
+/// checksum; a missing or removed record is NotFound.
+pub async fn touch_joins_the_sync_and_changes_nothing_else(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    let before = store
+        .put_record(write(scope, "a", Some(1), Some("c1")))
+        .await
+        .unwrap()
+        .record;
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    assert_err(
+        store
+            .touch_record(&key(scope, "a"), touch(Some(2), Some("other")))
+            .await,
+        |e| matches!(e, Error::PreconditionFailed(_)),
+        "PreconditionFailed",
+    );
+    let after = store
+        .touch_record(&key(scope, "a"), touch(Some(2), Some("c1")))
+        .await
+        .unwrap();
+    assert_eq!(after.sync_number, 2);
+    assert_eq!(after.version, before.version);
+    assert_eq!(after.modified_date, before.modified_date);
+    assert_eq!(after.content, before.content);
+    store
+        .touch_record(&key(scope, "a"), touch(Some(2), None))
+        .await
+        .unwrap();
+    assert_err(
+        store
+            .touch_record(&key(scope, "missing"), touch(Some(2), None))
+            .await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    let closed = store
+        .close_sync(scope, 2, CloseOperation::Complete)
+        .await
+        .unwrap();
+    assert_eq!(closed.counters.removed, 0);
+    assert_eq!(closed.counters.touched, 2);
+    assert_eq!(closed.kept, Some(1));
+}
+
+/// COMPLETE removes exactly the records not uploaded or touched in the sync; they become
+/// tombstones without a visible checksum; touching one is NotFound; uploading revives it.
+pub async fn close_complete_removes_untouched_records(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    for id in ["keep", "touch", "drop"] {
+        store
+            .put_record(write(scope, id, Some(1), Some("c")))
+            .await
+            .unwrap();
+    }
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    store
+        .put_record(write(scope, "keep", Some(2), Some("c2")))
+        .await
+        .unwrap();
+    store
+        .touch_record(&key(scope, "touch"), touch(Some(2), None))
+        .await
+        .unwrap();
+    let run = store
+        .close_sync(scope, 2, CloseOperation::Complete)
+        .await
+        .unwrap();
+    assert_eq!(run.state, SyncState::Completed);
+    assert_eq!(run.close_operation, Some(CloseOperation::Complete));
+    assert_eq!(run.counters.removed, 1);
+    assert_eq!(run.kept, Some(2));
+    assert!(run.closed_at.is_some());
+    let dropped = store.get_record(&key(scope, "drop")).await.unwrap();
+    assert!(dropped.removed);
+    assert_eq!(dropped.visible_checksum(), None);
+    assert!(!store.get_record(&key(scope, "keep")).await.unwrap().removed);
+    assert!(
+        !store
+            .get_record(&key(scope, "touch"))
+            .await
+            .unwrap()
+            .removed
+    );
+    assert_err(
+        store
+            .touch_record(&key(scope, "drop"), touch(None, None))
+            .await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    let revived = store
+        .put_record(write(scope, "drop", Some(3), Some("c3")))
+        .await
+        .unwrap();
+    assert!(!revived.created);
+    assert!(!revived.record.removed);
+    assert_eq!(revived.record.version, dropped.version + 1);
+    assert_eq!(revived.record.id, dropped.id);
+    assert_eq!(revived.record.visible_checksum(), Some("c3"));
+}
+
+/// FAIL and COMPLETE_INCREMENTAL remove nothing.
+pub async fn fail_and_incremental_remove_nothing(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    store
+        .put_record(write(scope, "a", Some(1), None))
+        .await
+        .unwrap();
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    for (n, op, state) in [
+        (2, CloseOperation::Fail, SyncState::Failed),
+        (3, CloseOperation::CompleteIncremental, SyncState::Completed),
+    ] {
+        store.open_sync(scope, OpenOperation::Start).await.unwrap();
+        let run = store.close_sync(scope, n, op).await.unwrap();
+        assert_eq!(run.state, state);
+        assert_eq!(run.counters.removed, 0);
+        assert!(!store.get_record(&key(scope, "a")).await.unwrap().removed);
+    }
+}
+
+/// Every misuse of the sync state machine conflicts; an unknown sync is NotFound.
+pub async fn sync_state_machine_misuse_conflicts(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    let conflict = |e: &Error| matches!(e, Error::Conflict(_));
+    assert_err(
+        store.open_sync(scope, OpenOperation::Start).await,
+        conflict,
+        "Conflict",
+    );
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    assert_err(
+        store.open_sync(scope, OpenOperation::Start).await,
+        conflict,
+        "Conflict",
+    );
+    assert_err(
+        store.open_sync(scope, OpenOperation::StartInitial).await,
+        conflict,
+        "Conflict",
+    );
+    assert_err(
+        store.close_sync(scope, 9, CloseOperation::Complete).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    store
+        .close_sync(scope, 1, CloseOperation::Fail)
+        .await
+        .unwrap();
+    assert_err(
+        store.close_sync(scope, 1, CloseOperation::Complete).await,
+        conflict,
+        "Conflict",
+    );
+    assert_err(
+        store.open_sync(scope, OpenOperation::StartInitial).await,
+        conflict,
+        "Conflict",
+    );
+    let run = store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    assert_eq!(run.sync_number, 2);
+    let runs = store.list_syncs(scope).await.unwrap();
+    assert_eq!(
+        runs.iter().map(|r| r.sync_number).collect::<Vec<_>>(),
+        [2, 1]
+    );
+    assert_eq!(
+        store.get_sync(scope, 1).await.unwrap().state,
+        SyncState::Failed
+    );
+}
+
+/// Sync counters record uploads, touches, checksum skips and extraction failures.
+pub async fn sync_counters_count_writes(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    store
+        .put_record(write(scope, "a", Some(1), Some("c")))
+        .await
+        .unwrap();
+    let mut failed = write(scope, "b", Some(1), None);
+    failed.content.clear();
+    failed.extraction = Extraction {
+        format: None,
+        chars: 0,
+        truncated: false,
+        failure: Some("unrecognized format".into()),
+    };
+    store.put_record(failed).await.unwrap();
+    store
+        .touch_record(
+            &key(scope, "a"),
+            Touch {
+                sync_number: Some(1),
+                if_match: Some("c".into()),
+                event: SyncEvent::Unchanged,
+            },
+        )
+        .await
+        .unwrap();
+    store
+        .touch_record(&key(scope, "b"), touch(Some(1), None))
+        .await
+        .unwrap();
+    let run = store.get_sync(scope, 1).await.unwrap();
+    assert_eq!(run.counters.uploaded, 2);
+    assert_eq!(run.counters.extraction_failures, 1);
+    assert_eq!(run.counters.unchanged, 1);
+    assert_eq!(run.counters.touched, 1);
+}
+
+/// Deleting makes the same tombstone as a sync removal; a second delete is NotFound.
+pub async fn delete_makes_a_revivable_tombstone(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    store
+        .put_record(write(scope, "a", None, Some("c")))
+        .await
+        .unwrap();
+    store.delete_record(&key(scope, "a")).await.unwrap();
+    let r = store.get_record(&key(scope, "a")).await.unwrap();
+    assert!(r.removed);
+    assert_eq!(r.visible_checksum(), None);
+    assert_err(
+        store.delete_record(&key(scope, "a")).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    assert_err(
+        store.delete_record(&key(scope, "zz")).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    let back = store
+        .put_record(write(scope, "a", None, None))
+        .await
+        .unwrap();
+    assert_eq!(back.record.version, 2);
+    assert!(!back.record.removed);
+}
+
+/// 50 concurrent uploads of one externalId end at version 50 with every version seen once.
+pub async fn concurrent_uploads_never_lose_a_version(store: Arc<dyn RecordStore>) {
+    let (_, scope) = new_source(store.as_ref()).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .put_record(write(scope, "hot", Some(1), Some(&format!("c{i}"))))
+                    .await
+            })
+        })
+        .collect();
+    let mut versions = Vec::new();
+    let mut created = 0;
+    for t in tasks {
+        let out = t.await.expect("task").expect("upload");
+        created += usize::from(out.created);
+        versions.push(out.record.version);
+    }
+    versions.sort_unstable();
+    assert_eq!(versions, (1..=50).collect::<Vec<_>>());
+    assert_eq!(created, 1);
+    assert_eq!(
+        store.get_record(&key(scope, "hot")).await.unwrap().version,
+        50
+    );
+}
+
+/// Of concurrent opens, exactly one succeeds; the rest conflict.
+pub async fn two_syncs_never_open_at_once(store: Arc<dyn RecordStore>) {
+    let (_, scope) = new_source(store.as_ref()).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.open_sync(scope, OpenOperation::Start).await })
+        })
+        .collect();
+    let mut opened = 0;
+    for t in tasks {
+        match t.await.expect("task") {
+            Ok(run) => {
+                opened += 1;
+                assert_eq!(run.sync_number, 2);
+            }
+            Err(Error::Conflict(_)) => {}
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+    }
+    assert_eq!(opened, 1);
+}
+
+/// A COMPLETE racing uploads and touches of its own sync never removes a record that was
+/// successfully uploaded or touched in that sync.
+pub async fn complete_racing_uploads_keeps_their_records(store: Arc<dyn RecordStore>) {
+    let (_, scope) = new_source(store.as_ref()).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    for i in 0..40 {
+        store
+            .put_record(write(scope, &format!("old{i}"), Some(1), None))
+            .await
+            .unwrap();
+    }
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    let writers: Vec<_> = (0..40)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let ok = if i % 2 == 0 {
+                    store
+                        .put_record(write(scope, &format!("old{i}"), Some(2), None))
+                        .await
+                        .is_ok()
+                } else {
+                    store
+                        .touch_record(&key(scope, &format!("old{i}")), touch(Some(2), None))
+                        .await
+                        .is_ok()
+                };
+                (i, ok)
+            })
+        })
+        .collect();
+    let closer = {
+        let store = store.clone();
+        tokio::spawn(async move { store.close_sync(scope, 2, CloseOperation::Complete).await })
+    };
+    let run = closer.await.expect("task").expect("close");
+    let mut joined = 0;
+    for w in writers {
+        let (i, ok) = w.await.expect("task");
+        let record = store
+            .get_record(&key(scope, &format!("old{i}")))
+            .await
+            .unwrap();
+        if ok {
+            joined += 1;
+            assert!(!record.removed, "old{i} joined sync 2 but was removed");
+        } else {
+            assert!(record.removed, "old{i} failed to join sync 2 yet survived");
+        }
+    }
+    assert_eq!(run.counters.removed, 40 - joined);
+}
+
+/// Workspaces, users and API tokens round-trip; e-mails are unique and matched case-insensitively.
+pub async fn identities_roundtrip(store: &dyn TokenStore) {
+    let ws = Workspace {
+        id: Uuid::new_v4(),
+        name: format!("ws-{}", Uuid::new_v4()),
+        oauth_enabled: true,
+        created_date: time::now(),
+    };
+    store.create_workspace(&ws).await.unwrap();
+    assert_err(
+        store.create_workspace(&ws).await,
+        |e| matches!(e, Error::Conflict(_)),
+        "Conflict",
+    );
+    assert_eq!(
+        store.workspace_by_name(&ws.name).await.unwrap(),
+        Some(ws.clone())
+    );
+    assert_eq!(store.workspace_by_name("no-such-ws").await.unwrap(), None);
+    let before = store.count_users().await.unwrap();
+    let email = format!("u{}@Example.test", Uuid::new_v4().simple());
+    let user = User {
+        id: Uuid::new_v4(),
+        workspace_id: ws.id,
+        email: email.clone(),
+        role: Role::Admin,
+        password_hash: "$argon2id$x".into(),
+        created_date: time::now(),
+    };
+    store.create_user(&user).await.unwrap();
+    let mut dup = user.clone();
+    dup.id = Uuid::new_v4();
+    dup.email = email.to_uppercase();
+    assert_err(
+        store.create_user(&dup).await,
+        |e| matches!(e, Error::Conflict(_)),
+        "Conflict",
+    );
+    assert_eq!(store.count_users().await.unwrap(), before + 1);
+    assert_eq!(
+        store.user_by_email(&email.to_lowercase()).await.unwrap(),
+        Some(user.clone())
+    );
+    let hash = format!("{:064x}", Uuid::new_v4().as_u128());
+    store
+        .add_api_token(&ApiToken {
+            id: Uuid::new_v4(),
+            user_id: user.id,
+            token_hash: hash.clone(),
+            created_date: time::now(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.user_by_token_hash(&hash).await.unwrap(), Some(user));
+    assert_eq!(store.user_by_token_hash("00").await.unwrap(), None);
+}
+
+/// Writes one `#[tokio::test]` per conformance case for a store. `$make` is an async expression
+/// evaluating to `Arc<S>` where `S` implements both store traits; it runs once per case.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        $crate::conformance_tests!(@case $make, sources_roundtrip_within_their_workspace, ref);
+        $crate::conformance_tests!(@case $make, uploads_create_then_increment_versions, ref);
+        $crate::conformance_tests!(@case $make, upload_outside_a_sync, ref);
+        $crate::conformance_tests!(@case $make, writes_must_name_the_open_sync, ref);
+        $crate::conformance_tests!(@case $make, touch_joins_the_sync_and_changes_nothing_else, ref);
+        $crate::conformance_tests!(@case $make, close_complete_removes_untouched_records, ref);
+        $crate::conformance_tests!(@case $make, fail_and_incremental_remove_nothing, ref);
+        $crate::conformance_tests!(@case $make, sync_state_machine_misuse_conflicts, ref);
+        $crate::conformance_tests!(@case $make, sync_counters_count_writes, ref);
+        $crate::conformance_tests!(@case $make, delete_makes_a_revivable_tombstone, ref);
+        $crate::conformance_tests!(@case $make, concurrent_uploads_never_lose_a_version, arc);
+        $crate::conformance_tests!(@case $make, two_syncs_never_open_at_once, arc);
+        $crate::conformance_tests!(@case $make, complete_racing_uploads_keeps_their_records, arc);
+        $crate::conformance_tests!(@case $make, identities_roundtrip, ref);
+    };
+    (@case $make:expr, $name:ident, ref) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $name() {
+            let store = $make.await;
+            $crate::testkit::$name(&*store).await;
+        }
+    };
+    (@case $make:expr, $name:ident, arc) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $name() {
+            let store = $make.await;
+            let store: ::std::sync::Arc<dyn $crate::RecordStore> = store;
+            $crate::testkit::$name(store).await;
+        }
+    };
+}
