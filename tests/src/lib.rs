@@ -1,1 +1,202 @@
-//! Shared helpers for the cross-crate tests.
+//! Shared helpers for the cross-crate tests: a real `inlet` server on a loopback port with a
+//! known administrator, and small request helpers.
+
+use std::sync::Arc;
+
+use inlet_server::{AppState, Settings, auth, open_stores};
+use poem::listener::{Acceptor, Listener, TcpListener};
+use reqwest::{Client, RequestBuilder, Response, multipart};
+use serde_json::{Value, json};
+
+/// E-mail of the administrator every test server starts with.
+pub const ADMIN_EMAIL: &str = "admin@example.test";
+/// API token of that administrator.
+pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789abcdef";
+
+/// A running server.
+pub struct TestServer {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    /// HTTP client.
+    pub client: Client,
+    /// The server's state (stores), for setting up other workspaces' users.
+    pub state: AppState,
+}
+
+impl TestServer {
+    /// Starts a server on the in-memory store with default settings.
+    pub async fn start() -> Self {
+        Self::start_with(Settings::default()).await
+    }
+
+    /// Starts a server with these settings.
+    pub async fn start_with(settings: Settings) -> Self {
+        let stores = open_stores("memory:").await.expect("memory store");
+        auth::bootstrap(
+            &stores.tokens,
+            auth::AdminEnv {
+                email: Some(ADMIN_EMAIL.into()),
+                password: Some("admin-password".into()),
+                api_token: Some(ADMIN_TOKEN.into()),
+            },
+        )
+        .await
+        .expect("bootstrap");
+        let state = AppState::new(stores.records, stores.tokens, settings);
+        let acceptor = TcpListener::bind("127.0.0.1:0")
+            .into_acceptor()
+            .await
+            .expect("bind loopback");
+        let addr = acceptor.local_addr()[0]
+            .as_socket_addr()
+            .copied()
+            .expect("socket address");
+        let served = state.clone();
+        tokio::spawn(async move {
+            let _ = inlet_server::serve(acceptor, served, std::future::pending()).await;
+        });
+        Self {
+            base: format!("http://{addr}"),
+            client: Client::new(),
+            state,
+        }
+    }
+
+    /// `base + /api/v1 + path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/api/v1{path}", self.base)
+    }
+
+    /// A request as the administrator.
+    pub fn req(&self, method: reqwest::Method, path: &str) -> RequestBuilder {
+        self.client
+            .request(method, self.url(path))
+            .basic_auth(ADMIN_EMAIL, Some(ADMIN_TOKEN))
+    }
+
+    /// Creates a source from a JSON body and returns the response JSON (asserting 201).
+    pub async fn create_source(&self, body: Value) -> Value {
+        let resp = self
+            .req(reqwest::Method::POST, "/sources")
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(resp.status(), 201, "create source: {:?}", resp.text().await);
+        resp.json().await.expect("json")
+    }
+
+    /// Creates the standard test source (see [`record_source`]) and returns its paths.
+    pub async fn record_source(&self) -> SourcePaths {
+        let source = self.create_source(record_source("files")).await;
+        SourcePaths::of(&source, 0)
+    }
+}
+
+/// Ids of one object type of a created source, and the paths built from them.
+#[derive(Debug, Clone)]
+pub struct SourcePaths {
+    /// Source id.
+    pub source_id: String,
+    /// Object type id.
+    pub object_type_id: String,
+    /// The create-source response.
+    pub source: Value,
+}
+
+impl SourcePaths {
+    /// Paths of the `index`th object type of `source`.
+    pub fn of(source: &Value, index: usize) -> Self {
+        Self {
+            source_id: source["id"].as_str().expect("source id").into(),
+            object_type_id: source["sourceObjectTypes"][index]["id"]
+                .as_str()
+                .expect("object type id")
+                .into(),
+            source: source.clone(),
+        }
+    }
+
+    /// `/sources/{s}/objecttypes/{o}`.
+    pub fn object_type(&self) -> String {
+        format!(
+            "/sources/{}/objecttypes/{}",
+            self.source_id, self.object_type_id
+        )
+    }
+
+    /// `.../objects/{externalId}`.
+    pub fn object(&self, external_id: &str) -> String {
+        format!("{}/objects/{external_id}", self.object_type())
+    }
+
+    /// `.../syncs`.
+    pub fn syncs(&self) -> String {
+        format!("{}/syncs", self.object_type())
+    }
+}
+
+/// A create-source body with one RECORD object type carrying tags `color` (TEXT, multi), `size`
+/// (LONG), `due` (DATE_TIME, single) and facets over `color` and `due` (MODIFIED_DATE).
+pub fn record_source(external_id: &str) -> Value {
+    json!({
+        "definition": {"type": "CUSTOM"},
+        "externalId": external_id,
+        "config": {
+            "type": "CUSTOM",
+            "name": "Files",
+            "trackStatus": true,
+            "specification": {"application": {"objectTypes": [{
+                "name": "Documents",
+                "externalId": "docs",
+                "sourceDataType": "RECORD",
+                "fields": [],
+                "tagConfigs": [
+                    {"type": "SIMPLE", "name": "Color", "externalId": "color", "dataType": "TEXT", "allowMultipleValues": true},
+                    {"type": "SIMPLE", "name": "Size", "externalId": "size", "dataType": "LONG", "allowMultipleValues": false},
+                    {"type": "SIMPLE", "name": "Due", "externalId": "due", "dataType": "DATE_TIME", "allowMultipleValues": false}
+                ],
+                "facets": [
+                    {"type": "TAG", "name": "Color", "tagConfig": {"externalId": "color"}, "allowMultipleValues": true},
+                    {"type": "TAG", "name": "Due", "tagConfig": {"externalId": "due"}, "targetType": "MODIFIED_DATE", "allowMultipleValues": false}
+                ]
+            }]}}
+        }
+    })
+}
+
+/// A multipart body with one `file` part.
+pub fn file_form(file_name: &str, bytes: impl Into<Vec<u8>>) -> multipart::Form {
+    multipart::Form::new().part(
+        "file",
+        multipart::Part::bytes(bytes.into()).file_name(file_name.to_string()),
+    )
+}
+
+/// Asserts a problem+json error with this status and returns its detail.
+pub async fn expect_problem(resp: Response, status: u16) -> String {
+    let got = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let body = resp.text().await.unwrap_or_default();
+    assert_eq!(got, status, "unexpected status; body: {body}");
+    assert_eq!(content_type, "application/problem+json", "body: {body}");
+    let v: Value = serde_json::from_str(&body).expect("problem body is JSON");
+    assert_eq!(v["status"], status, "{v}");
+    assert!(v["title"].is_string() && v["type"].is_string(), "{v}");
+    v["detail"].as_str().expect("detail").to_string()
+}
+
+/// The state's stores, shared.
+pub fn stores(
+    server: &TestServer,
+) -> (
+    Arc<dyn inlet_core::RecordStore>,
+    Arc<dyn inlet_core::TokenStore>,
+) {
+    (server.state.records.clone(), server.state.tokens.clone())
+}

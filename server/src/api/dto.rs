@@ -1,0 +1,695 @@
+//! Wire types of the API (field names exactly as spec 2.3/2.4 and DESIGN 5/12), and their
+//! conversions from and to core types.
+
+use std::collections::BTreeMap;
+
+use inlet_core::{
+    record::{ObjectTypeRef, Record},
+    source as core_source,
+    sync::{self as core_sync, SyncRun},
+    time,
+};
+use poem_openapi::{Enum, Object};
+use uuid::Uuid;
+
+macro_rules! wire_enum {
+    ($(#[$m:meta])* $name:ident <=> $core:path { $($(#[$vm:meta])* $v:ident),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+        #[oai(rename_all = "SCREAMING_SNAKE_CASE")]
+        #[allow(missing_docs)] // the variants mirror core's, documented there
+        pub enum $name { $($(#[$vm])* $v),+ }
+
+        impl From<$name> for $core {
+            fn from(v: $name) -> Self {
+                match v { $($name::$v => <$core>::$v),+ }
+            }
+        }
+
+        impl From<$core> for $name {
+            fn from(v: $core) -> Self {
+                match v { $(<$core>::$v => $name::$v),+ }
+            }
+        }
+    };
+}
+
+wire_enum!(
+    /// RECORD (files) or STRUCTURED (JSON records).
+    SourceDataType <=> core_source::SourceDataType { Record, Structured }
+);
+wire_enum!(
+    /// Object-level data type.
+    ObjectDataType <=> core_source::ObjectDataType { Json }
+);
+wire_enum!(
+    /// Data type of a field or tag.
+    DataType <=> core_source::DataType { Text, Long, Double, Boolean, DateTime }
+);
+wire_enum!(
+    /// SIMPLE values or a HIERARCHICAL folder tree.
+    TagType <=> core_source::TagType { Simple, Hierarchical }
+);
+wire_enum!(
+    /// Facet kind.
+    FacetType <=> core_source::FacetType { Tag }
+);
+wire_enum!(
+    /// Built-in date filter a DATE_TIME tag facet maps onto.
+    FacetTargetType <=> core_source::FacetTargetType { CreatedDate, ModifiedDate }
+);
+wire_enum!(
+    /// How a sync is opened.
+    OpenOperation <=> core_sync::OpenOperation { StartInitial, Start }
+);
+wire_enum!(
+    /// How a sync is closed.
+    CloseOperation <=> core_sync::CloseOperation { Complete, CompleteIncremental, Fail }
+);
+wire_enum!(
+    /// State of a sync run.
+    SyncState <=> core_sync::SyncState { Open, Completed, Failed }
+);
+
+/// The only source kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SourceKind {
+    /// A custom source fed through this API.
+    Custom,
+}
+
+/// `definition` of a source.
+#[derive(Debug, Clone, Object)]
+pub struct SourceDefinition {
+    /// Always CUSTOM.
+    #[oai(rename = "type")]
+    pub kind: SourceKind,
+}
+
+/// A field as sent.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FieldInput {
+    /// Field name.
+    pub name: String,
+    /// JSON pointer such as `/title`.
+    pub content_selector: String,
+    /// Data type, e.g. TEXT.
+    pub data_type: DataType,
+}
+
+/// A tag config as sent.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct TagConfigInput {
+    /// SIMPLE or HIERARCHICAL.
+    #[oai(rename = "type")]
+    pub kind: TagType,
+    /// Display name.
+    pub name: String,
+    /// Caller's id; uploads and facets refer to the tag by it.
+    pub external_id: String,
+    /// Value type.
+    pub data_type: DataType,
+    /// Whether one record may carry several values (default false).
+    #[oai(default)]
+    pub allow_multiple_values: bool,
+}
+
+/// Reference to a tag config by its externalId.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct TagConfigRef {
+    /// The tag config's externalId.
+    pub external_id: String,
+}
+
+/// A facet as sent.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FacetInput {
+    /// Always TAG.
+    #[oai(rename = "type")]
+    pub kind: FacetType,
+    /// Display name in filters.
+    pub name: String,
+    /// The tag the facet is over; must exist in tagConfigs.
+    pub tag_config: TagConfigRef,
+    /// Only on a DATE_TIME tag.
+    pub target_type: Option<FacetTargetType>,
+    /// Whether several values may be selected (default false).
+    #[oai(default)]
+    pub allow_multiple_values: bool,
+}
+
+/// Templates of a STRUCTURED object type.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct Templates {
+    /// Builds the title, e.g. `${f_title}`.
+    pub title_template: Option<String>,
+    /// Builds the url.
+    pub external_url_template: Option<String>,
+    /// Builds the searchable text.
+    pub search_template: Option<String>,
+}
+
+/// An object type as sent.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct ObjectTypeInput {
+    /// Display name.
+    pub name: String,
+    /// Caller's id, unique within the source.
+    pub external_id: String,
+    /// RECORD or STRUCTURED.
+    pub source_data_type: SourceDataType,
+    /// `JSON` allows attaching files to STRUCTURED records.
+    pub data_type: Option<ObjectDataType>,
+    /// Fields (RECORD: fixed title, url, content; may be omitted).
+    #[oai(default)]
+    pub fields: Vec<FieldInput>,
+    /// Tags records may carry.
+    #[oai(default)]
+    pub tag_configs: Vec<TagConfigInput>,
+    /// Facets over tags.
+    #[oai(default)]
+    pub facets: Vec<FacetInput>,
+    /// STRUCTURED only.
+    pub templates: Option<Templates>,
+}
+
+/// `config.specification.application`.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct Application {
+    /// The source's object types.
+    pub object_types: Vec<ObjectTypeInput>,
+}
+
+/// `config.specification`.
+#[derive(Debug, Clone, Object)]
+pub struct Specification {
+    /// The application.
+    pub application: Application,
+}
+
+/// `config` of a create-source request.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct SourceConfigInput {
+    /// Always CUSTOM.
+    #[oai(rename = "type")]
+    pub kind: SourceKind,
+    /// Display name.
+    pub name: String,
+    /// Must be true for file upload (default false).
+    #[oai(default)]
+    pub track_status: bool,
+    /// Object types.
+    pub specification: Specification,
+}
+
+/// Create-source request (spec 2.3).
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct CreateSource {
+    /// Source definition.
+    pub definition: SourceDefinition,
+    /// Caller's id for the source.
+    pub external_id: String,
+    /// Source configuration.
+    pub config: SourceConfigInput,
+}
+
+impl From<CreateSource> for core_source::NewSource {
+    fn from(s: CreateSource) -> Self {
+        Self {
+            definition_type: core_source::CUSTOM.into(),
+            config_type: core_source::CUSTOM.into(),
+            external_id: s.external_id,
+            name: s.config.name,
+            track_status: s.config.track_status,
+            object_types: s
+                .config
+                .specification
+                .application
+                .object_types
+                .into_iter()
+                .map(|o| core_source::NewObjectType {
+                    name: o.name,
+                    external_id: o.external_id,
+                    source_data_type: o.source_data_type.into(),
+                    data_type: o.data_type.map(Into::into),
+                    fields: o
+                        .fields
+                        .into_iter()
+                        .map(|f| core_source::NewField {
+                            name: f.name,
+                            content_selector: f.content_selector,
+                            data_type: f.data_type.into(),
+                        })
+                        .collect(),
+                    tag_configs: o
+                        .tag_configs
+                        .into_iter()
+                        .map(|t| core_source::NewTagConfig {
+                            tag_type: t.kind.into(),
+                            name: t.name,
+                            external_id: t.external_id,
+                            data_type: t.data_type.into(),
+                            allow_multiple_values: t.allow_multiple_values,
+                        })
+                        .collect(),
+                    facets: o
+                        .facets
+                        .into_iter()
+                        .map(|f| core_source::NewFacet {
+                            facet_type: f.kind.into(),
+                            name: f.name,
+                            tag_external_id: f.tag_config.external_id,
+                            target_type: f.target_type.map(Into::into),
+                            allow_multiple_values: f.allow_multiple_values,
+                        })
+                        .collect(),
+                    templates: o.templates.map(|t| core_source::Templates {
+                        title_template: t.title_template,
+                        external_url_template: t.external_url_template,
+                        search_template: t.search_template,
+                    }),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A stored field.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FieldOut {
+    /// Field id (names the file part when attaching a file to a STRUCTURED record).
+    pub id: Uuid,
+    /// Field name.
+    pub name: String,
+    /// JSON pointer.
+    pub content_selector: String,
+    /// Data type.
+    pub data_type: DataType,
+}
+
+/// A stored tag config.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct TagConfigOut {
+    /// Tag config id (the folder endpoints take it).
+    pub id: Uuid,
+    /// SIMPLE or HIERARCHICAL.
+    #[oai(rename = "type")]
+    pub kind: TagType,
+    /// Display name.
+    pub name: String,
+    /// Caller's id.
+    pub external_id: String,
+    /// Value type.
+    pub data_type: DataType,
+    /// Several values per record.
+    pub allow_multiple_values: bool,
+}
+
+/// A stored facet.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FacetOut {
+    /// Facet id.
+    pub id: Uuid,
+    /// Always TAG.
+    #[oai(rename = "type")]
+    pub kind: FacetType,
+    /// Display name.
+    pub name: String,
+    /// The tag.
+    pub tag_config: TagConfigRef,
+    /// Built-in date filter, if any.
+    #[oai(skip_serializing_if_is_none)]
+    pub target_type: Option<FacetTargetType>,
+    /// Several values selectable.
+    pub allow_multiple_values: bool,
+}
+
+/// A stored object type.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct ObjectTypeOut {
+    /// Object type id, used in every later call.
+    pub id: Uuid,
+    /// Display name.
+    pub name: String,
+    /// Caller's id.
+    pub external_id: String,
+    /// RECORD or STRUCTURED.
+    pub source_data_type: SourceDataType,
+    /// Object-level data type.
+    #[oai(skip_serializing_if_is_none)]
+    pub data_type: Option<ObjectDataType>,
+    /// Fields with their ids.
+    pub fields: Vec<FieldOut>,
+    /// Tag configs with their ids.
+    pub tag_configs: Vec<TagConfigOut>,
+    /// Facets with their ids.
+    pub facets: Vec<FacetOut>,
+    /// STRUCTURED templates.
+    #[oai(skip_serializing_if_is_none)]
+    pub templates: Option<Templates>,
+}
+
+/// `config` of a stored source.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct SourceConfigOut {
+    /// Always CUSTOM.
+    #[oai(rename = "type")]
+    pub kind: SourceKind,
+    /// Display name.
+    pub name: String,
+    /// Whether uploads are accepted.
+    pub track_status: bool,
+}
+
+/// A stored source.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct SourceOut {
+    /// Source id, used in every later call.
+    pub id: Uuid,
+    /// Caller's id.
+    pub external_id: String,
+    /// Definition.
+    pub definition: SourceDefinition,
+    /// Configuration.
+    pub config: SourceConfigOut,
+    /// Object types with their ids.
+    pub source_object_types: Vec<ObjectTypeOut>,
+    /// When it was created.
+    pub created_date: String,
+}
+
+impl From<core_source::Source> for SourceOut {
+    fn from(s: core_source::Source) -> Self {
+        Self {
+            id: s.id,
+            external_id: s.external_id,
+            definition: SourceDefinition {
+                kind: SourceKind::Custom,
+            },
+            config: SourceConfigOut {
+                kind: SourceKind::Custom,
+                name: s.name,
+                track_status: s.track_status,
+            },
+            created_date: time::format(&s.created_date),
+            source_object_types: s
+                .object_types
+                .into_iter()
+                .map(|o| ObjectTypeOut {
+                    id: o.id,
+                    name: o.name,
+                    external_id: o.external_id,
+                    source_data_type: o.source_data_type.into(),
+                    data_type: o.data_type.map(Into::into),
+                    fields: o
+                        .fields
+                        .into_iter()
+                        .map(|f| FieldOut {
+                            id: f.id,
+                            name: f.name,
+                            content_selector: f.content_selector,
+                            data_type: f.data_type.into(),
+                        })
+                        .collect(),
+                    tag_configs: o
+                        .tag_configs
+                        .into_iter()
+                        .map(|t| TagConfigOut {
+                            id: t.id,
+                            kind: t.tag_type.into(),
+                            name: t.name,
+                            external_id: t.external_id,
+                            data_type: t.data_type.into(),
+                            allow_multiple_values: t.allow_multiple_values,
+                        })
+                        .collect(),
+                    facets: o
+                        .facets
+                        .into_iter()
+                        .map(|f| FacetOut {
+                            id: f.id,
+                            kind: f.facet_type.into(),
+                            name: f.name,
+                            tag_config: TagConfigRef {
+                                external_id: f.tag_external_id,
+                            },
+                            target_type: f.target_type.map(Into::into),
+                            allow_multiple_values: f.allow_multiple_values,
+                        })
+                        .collect(),
+                    templates: o.templates.map(|t| Templates {
+                        title_template: t.title_template,
+                        external_url_template: t.external_url_template,
+                        search_template: t.search_template,
+                    }),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The object type as records and syncs show it.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct ObjectTypeSummary {
+    /// Object type id.
+    pub id: Uuid,
+    /// Object type name.
+    pub name: String,
+    /// The open sync, else the latest, else 0; pass it as `syncNumber`.
+    pub current_sync_number: i64,
+}
+
+impl From<ObjectTypeRef> for ObjectTypeSummary {
+    fn from(o: ObjectTypeRef) -> Self {
+        Self {
+            id: o.id,
+            name: o.name,
+            current_sync_number: o.current_sync_number,
+        }
+    }
+}
+
+/// Who last stored content.
+#[derive(Debug, Clone, Object)]
+pub struct ModifiedBy {
+    /// The user's e-mail.
+    pub email: String,
+}
+
+/// Record metadata (spec 2.4): the body of upload, metadata and checksum-skip responses.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct RecordMetadata {
+    /// 1 when created, incremented on every stored upload.
+    pub version: i64,
+    /// Record id.
+    pub id: Uuid,
+    /// The object type.
+    pub object_type: ObjectTypeSummary,
+    /// Caller's id.
+    pub external_id: String,
+    /// Creation time, millisecond precision with offset.
+    pub created_date: String,
+    /// Last content change, same form.
+    pub modified_date: String,
+    /// The checksum sent with the last stored upload; absent on a removed record.
+    #[oai(skip_serializing_if_is_none)]
+    pub external_checksum: Option<String>,
+    /// Who last stored content.
+    pub modified_by: ModifiedBy,
+}
+
+impl From<&Record> for RecordMetadata {
+    fn from(r: &Record) -> Self {
+        Self {
+            version: r.version,
+            id: r.id,
+            object_type: r.object_type.clone().into(),
+            external_id: r.external_id.clone(),
+            created_date: time::format(&r.created_date),
+            modified_date: time::format(&r.modified_date),
+            external_checksum: r.visible_checksum().map(Into::into),
+            modified_by: ModifiedBy {
+                email: r.modified_by.clone(),
+            },
+        }
+    }
+}
+
+/// How text extraction went.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct ExtractionOut {
+    /// Detected format id (e.g. `pdf`, `markdown`); absent when none was recognized.
+    #[oai(skip_serializing_if_is_none)]
+    pub format: Option<String>,
+    /// Characters of text kept.
+    pub characters: u64,
+    /// Whether the text was cut at the 1,000,000-character cap.
+    pub truncated: bool,
+    /// Why extraction failed or stopped early, if it did.
+    #[oai(skip_serializing_if_is_none)]
+    pub failure: Option<String>,
+}
+
+/// A whole stored record: metadata, stored fields, tags and extraction outcome.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct RecordOut {
+    /// 1 when created, incremented on every stored upload.
+    pub version: i64,
+    /// Record id.
+    pub id: Uuid,
+    /// The object type.
+    pub object_type: ObjectTypeSummary,
+    /// Caller's id.
+    pub external_id: String,
+    /// Creation time.
+    pub created_date: String,
+    /// Last content change.
+    pub modified_date: String,
+    /// Checksum of the last stored upload; absent on a removed record.
+    #[oai(skip_serializing_if_is_none)]
+    pub external_checksum: Option<String>,
+    /// Who last stored content.
+    pub modified_by: ModifiedBy,
+    /// Normalized file name.
+    pub title: String,
+    /// Link into the external system.
+    #[oai(skip_serializing_if_is_none)]
+    pub url: Option<String>,
+    /// Extracted text.
+    pub content: String,
+    /// Tag externalId -> values.
+    pub tags: BTreeMap<String, Vec<String>>,
+    /// The last sync the record was uploaded or touched in.
+    pub sync_number: i64,
+    /// Removed by a sync or deleted (revived by the next upload).
+    pub removed: bool,
+    /// How extraction went.
+    pub extraction: ExtractionOut,
+}
+
+impl From<Record> for RecordOut {
+    fn from(r: Record) -> Self {
+        let meta = RecordMetadata::from(&r);
+        Self {
+            version: meta.version,
+            id: meta.id,
+            object_type: meta.object_type,
+            external_id: meta.external_id,
+            created_date: meta.created_date,
+            modified_date: meta.modified_date,
+            external_checksum: meta.external_checksum,
+            modified_by: meta.modified_by,
+            title: r.title,
+            url: r.url,
+            content: r.content,
+            tags: r
+                .tags
+                .into_iter()
+                .map(|(k, vs)| (k, vs.iter().map(|v| v.canonical()).collect()))
+                .collect(),
+            sync_number: r.sync_number,
+            removed: r.removed,
+            extraction: ExtractionOut {
+                format: r.extraction.format,
+                characters: r.extraction.chars,
+                truncated: r.extraction.truncated,
+                failure: r.extraction.failure,
+            },
+        }
+    }
+}
+
+/// Open-sync request.
+#[derive(Debug, Clone, Object)]
+pub struct OpenSync {
+    /// START_INITIAL for the first sync of the object type, START afterwards.
+    pub operation: OpenOperation,
+}
+
+/// Close-sync request.
+#[derive(Debug, Clone, Object)]
+pub struct CloseSync {
+    /// COMPLETE removes records not uploaded or touched in the sync; COMPLETE_INCREMENTAL and
+    /// FAIL remove nothing.
+    pub operation: CloseOperation,
+}
+
+/// A sync run.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct SyncOut {
+    /// Pass it as `syncNumber` on uploads and touches while the sync is open.
+    pub sync_number: i64,
+    /// OPEN, COMPLETED or FAILED.
+    pub state: SyncState,
+    /// The opening operation.
+    pub operation: OpenOperation,
+    /// The closing operation, once closed.
+    #[oai(skip_serializing_if_is_none)]
+    pub close_operation: Option<CloseOperation>,
+    /// When it was opened.
+    pub started_at: String,
+    /// When it was closed.
+    #[oai(skip_serializing_if_is_none)]
+    pub closed_at: Option<String>,
+    /// The object type.
+    pub object_type: ObjectTypeSummary,
+    /// Uploads that stored content.
+    pub uploaded: u64,
+    /// Touches.
+    pub touched: u64,
+    /// Uploads skipped because the checksum was unchanged.
+    pub unchanged: u64,
+    /// Uploads stored with empty content because extraction failed.
+    pub extraction_failures: u64,
+    /// Records removed by the close.
+    pub removed: u64,
+    /// Live records after the close.
+    #[oai(skip_serializing_if_is_none)]
+    pub kept: Option<u64>,
+}
+
+impl SyncOut {
+    /// The wire form of a run of the object type `name`, whose current sync number is `current`.
+    pub fn new(run: SyncRun, name: String, current: i64) -> Self {
+        Self {
+            sync_number: run.sync_number,
+            state: run.state.into(),
+            operation: run.operation.into(),
+            close_operation: run.close_operation.map(Into::into),
+            started_at: time::format(&run.started_at),
+            closed_at: run.closed_at.as_ref().map(time::format),
+            object_type: ObjectTypeSummary {
+                id: run.object_type_id,
+                name,
+                current_sync_number: current,
+            },
+            uploaded: run.counters.uploaded,
+            touched: run.counters.touched,
+            unchanged: run.counters.unchanged,
+            extraction_failures: run.counters.extraction_failures,
+            removed: run.counters.removed,
+            kept: run.kept,
+        }
+    }
+}

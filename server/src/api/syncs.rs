@@ -1,0 +1,138 @@
+//! Sync runs (DESIGN 5): open, close, read back.
+
+use inlet_core::Error;
+use poem::web::Data;
+use poem_openapi::{ApiResponse, OpenApi, param::Path, payload::Json};
+use uuid::Uuid;
+
+use super::{
+    ApiTags, current_sync_number,
+    dto::{CloseSync, OpenSync, SyncOut},
+    object_type,
+};
+use crate::{auth::Auth, problem::ApiError, state::AppState};
+
+/// Sync endpoints.
+pub struct SyncsApi;
+
+#[derive(ApiResponse)]
+enum Opened {
+    /// The sync is open; pass its `syncNumber` on every upload and touch.
+    #[oai(status = 201)]
+    Created(Json<SyncOut>),
+}
+
+#[OpenApi(tag = "ApiTags::Syncs")]
+impl SyncsApi {
+    /// Open a sync: START_INITIAL for the object type's first, START for later ones; 409 while
+    /// another is open.
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId/syncs",
+        method = "post",
+        operation_id = "openSync"
+    )]
+    async fn open(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+        body: Json<OpenSync>,
+    ) -> Result<Opened, ApiError> {
+        let principal = auth.writer()?;
+        let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        let run = state
+            .records
+            .open_sync(scope, body.0.operation.into())
+            .await?;
+        let n = run.sync_number;
+        Ok(Opened::Created(Json(SyncOut::new(run, ot.name, n))))
+    }
+
+    /// Close the open sync. COMPLETE removes every record of the object type not uploaded or
+    /// touched in it; COMPLETE_INCREMENTAL and FAIL remove nothing.
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId/syncs/:syncNumber",
+        method = "put",
+        operation_id = "closeSync"
+    )]
+    async fn close(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+        #[oai(name = "syncNumber")] sync_number: Path<i64>,
+        body: Json<CloseSync>,
+    ) -> Result<Json<SyncOut>, ApiError> {
+        let principal = auth.writer()?;
+        let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        let run = state
+            .records
+            .close_sync(scope, sync_number.0, body.0.operation.into())
+            .await?;
+        let current = current_sync_number(&state, scope).await?;
+        Ok(Json(SyncOut::new(run, ot.name, current)))
+    }
+
+    /// Read one sync run with its counters.
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId/syncs/:syncNumber",
+        method = "get",
+        operation_id = "getSync"
+    )]
+    async fn get(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+        #[oai(name = "syncNumber")] sync_number: Path<i64>,
+    ) -> Result<Json<SyncOut>, ApiError> {
+        let principal = auth.reader();
+        let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        let run = state.records.get_sync(scope, sync_number.0).await?;
+        let current = current_sync_number(&state, scope).await?;
+        Ok(Json(SyncOut::new(run, ot.name, current)))
+    }
+
+    /// List the object type's sync runs, newest first.
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId/syncs",
+        method = "get",
+        operation_id = "listSyncs"
+    )]
+    async fn list(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+    ) -> Result<Json<Vec<SyncOut>>, ApiError> {
+        let principal = auth.reader();
+        let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        let runs = state.records.list_syncs(scope).await?;
+        let current = runs.first().map_or(0, |r| r.sync_number);
+        Ok(Json(
+            runs.into_iter()
+                .map(|r| SyncOut::new(r, ot.name.clone(), current))
+                .collect(),
+        ))
+    }
+}
+
+/// Fails with 409 unless `sync_number` is the object type's open sync (checked again atomically
+/// by the store when the write lands; this early check saves a pointless extraction).
+pub(super) async fn ensure_open(
+    state: &AppState,
+    scope: inlet_core::record::Scope,
+    sync_number: i64,
+) -> Result<(), ApiError> {
+    let open = match state.records.get_sync(scope, sync_number).await {
+        Ok(run) => (run.state == inlet_core::sync::SyncState::Open).then_some(sync_number),
+        Err(Error::NotFound(_)) => None,
+        Err(e) => return Err(e.into()),
+    };
+    inlet_core::sync::check_sync_number(open, sync_number)?;
+    Ok(())
+}

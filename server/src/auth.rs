@@ -1,0 +1,272 @@
+//! Authentication: the security schemes handlers take, credential hashing and the bootstrap
+//! administrator (DESIGN 2).
+//!
+//! Handlers take an [`Auth`] and call [`Auth::reader`] or [`Auth::writer`]; new schemes (Bearer)
+//! become new variants of [`Auth`] without reshaping handlers.
+
+use std::sync::Arc;
+
+use argon2::{
+    Argon2,
+    password_hash::{PasswordHasher, SaltString},
+};
+use inlet_core::{
+    Error, TokenStore, time,
+    token::{Access, ApiToken, DEFAULT_WORKSPACE, Principal, Role, User, Workspace},
+};
+use poem::Request;
+use poem_openapi::{SecurityScheme, auth::Basic};
+use rand::{Rng, distr::Alphanumeric};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::{problem::ApiError, state::AppState};
+
+/// HTTP Basic: a user's e-mail and one of their API tokens.
+#[derive(SecurityScheme)]
+#[oai(ty = "basic", rename = "basicAuth", checker = "check_basic")]
+pub struct BasicAuth(Principal);
+
+async fn check_basic(req: &Request, basic: Basic) -> poem::Result<Principal> {
+    let state = req
+        .data::<AppState>()
+        .ok_or_else(|| ApiError::internal("application state missing"))?;
+    let user = state
+        .tokens
+        .user_by_token_hash(&hash_secret(&basic.password))
+        .await
+        .map_err(ApiError::from)?;
+    match user {
+        Some(u) if u.email.eq_ignore_ascii_case(&basic.username) => Ok(Principal::full(&u)),
+        _ => Err(ApiError::unauthorized("invalid e-mail or API token").into()),
+    }
+}
+
+/// Every way a caller of the source and file endpoints can authenticate.
+#[derive(SecurityScheme)]
+pub enum Auth {
+    /// HTTP Basic with e-mail and API token.
+    Basic(BasicAuth),
+}
+
+impl Auth {
+    /// The authenticated caller.
+    pub fn principal(&self) -> &Principal {
+        match self {
+            Self::Basic(BasicAuth(p)) => p,
+        }
+    }
+
+    /// The caller, for a read.
+    pub fn reader(&self) -> &Principal {
+        self.principal()
+    }
+
+    /// The caller, for a write: read-only credentials get 403.
+    pub fn writer(&self) -> Result<&Principal, ApiError> {
+        let p = self.principal();
+        match p.access {
+            Access::ReadWrite => Ok(p),
+            Access::ReadOnly => Err(ApiError::forbidden(
+                "these credentials are read-only (scope read:*)",
+            )),
+        }
+    }
+}
+
+/// Lowercase hex SHA-256 of a secret, as API tokens are stored.
+pub fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// A new random API token: 64 hex characters (256 bits).
+pub fn new_api_token() -> String {
+    hex::encode(rand::rng().random::<[u8; 32]>())
+}
+
+/// A new random password of 24 letters and digits.
+pub fn new_password() -> String {
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(24)
+        .map(char::from)
+        .collect()
+}
+
+/// argon2id hash (PHC string) of a password.
+pub fn hash_password(password: &str) -> Result<String, Error> {
+    let salt = SaltString::encode_b64(&rand::rng().random::<[u8; 16]>())
+        .map_err(|e| Error::invalid(format!("cannot make a salt: {e}")))?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| Error::invalid(format!("cannot hash password: {e}")))
+}
+
+/// Credentials of a newly made user, shown once.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewCredentials {
+    /// The workspace's name.
+    pub workspace: String,
+    /// E-mail (Basic user name).
+    pub email: String,
+    /// Browser-login password.
+    pub password: String,
+    /// API token (Basic password).
+    pub api_token: String,
+}
+
+/// Options of [`create_user`].
+#[derive(Debug, Clone, Default)]
+pub struct NewUserOptions {
+    /// E-mail.
+    pub email: String,
+    /// Make an ADMIN (else MEMBER).
+    pub admin: bool,
+    /// Workspace name; made (with OAuth enabled) when missing.
+    pub workspace: String,
+    /// Password; generated when absent.
+    pub password: Option<String>,
+    /// API token; generated when absent.
+    pub api_token: Option<String>,
+}
+
+async fn workspace(tokens: &dyn TokenStore, name: &str) -> Result<Workspace, Error> {
+    if let Some(w) = tokens.workspace_by_name(name).await? {
+        return Ok(w);
+    }
+    let w = Workspace {
+        id: Uuid::new_v4(),
+        name: name.to_string(),
+        oauth_enabled: true,
+        created_date: time::now(),
+    };
+    match tokens.create_workspace(&w).await {
+        Ok(()) => Ok(w),
+        // Another replica made it meanwhile.
+        Err(Error::Conflict(_)) => tokens
+            .workspace_by_name(name)
+            .await?
+            .ok_or_else(|| Error::conflict(format!("workspace '{name}' vanished"))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Makes a user with a password and an API token (`inlet admin create-user`).
+pub async fn create_user(
+    tokens: &dyn TokenStore,
+    opts: NewUserOptions,
+) -> Result<NewCredentials, Error> {
+    let email = opts.email.trim().to_string();
+    if !email.contains('@') {
+        return Err(Error::invalid(format!(
+            "'{email}' is not an e-mail address"
+        )));
+    }
+    let ws = workspace(tokens, &opts.workspace).await?;
+    let password = opts.password.unwrap_or_else(new_password);
+    let api_token = opts.api_token.unwrap_or_else(new_api_token);
+    let user = User {
+        id: Uuid::new_v4(),
+        workspace_id: ws.id,
+        email: email.clone(),
+        role: if opts.admin {
+            Role::Admin
+        } else {
+            Role::Member
+        },
+        password_hash: hash_password(&password)?,
+        created_date: time::now(),
+    };
+    tokens.create_user(&user).await?;
+    add_token(tokens, &user, &api_token).await?;
+    Ok(NewCredentials {
+        workspace: ws.name,
+        email,
+        password,
+        api_token,
+    })
+}
+
+async fn add_token(tokens: &dyn TokenStore, user: &User, token: &str) -> Result<(), Error> {
+    tokens
+        .add_api_token(&ApiToken {
+            id: Uuid::new_v4(),
+            user_id: user.id,
+            token_hash: hash_secret(token),
+            created_date: time::now(),
+        })
+        .await
+}
+
+/// The bootstrap administrator from `INLET_ADMIN_*` (all optional).
+#[derive(Debug, Clone, Default)]
+pub struct AdminEnv {
+    /// `INLET_ADMIN_EMAIL`.
+    pub email: Option<String>,
+    /// `INLET_ADMIN_PASSWORD`.
+    pub password: Option<String>,
+    /// `INLET_ADMIN_API_TOKEN`.
+    pub api_token: Option<String>,
+}
+
+/// E-mail of the bootstrap administrator when `INLET_ADMIN_EMAIL` is not set.
+pub const DEFAULT_ADMIN_EMAIL: &str = "admin@inlet.local";
+
+/// First start on an empty store: makes workspace `default` and an administrator and returns the
+/// credentials to print. On a non-empty store with `INLET_ADMIN_EMAIL` set: keeps that
+/// administrator (making it if missing) and makes sure the given token is valid; prints nothing.
+pub async fn bootstrap(
+    tokens: &Arc<dyn TokenStore>,
+    env: AdminEnv,
+) -> Result<Option<NewCredentials>, Error> {
+    let tokens = tokens.as_ref();
+    if tokens.count_users().await? == 0 {
+        let creds = create_user(
+            tokens,
+            NewUserOptions {
+                email: env.email.unwrap_or_else(|| DEFAULT_ADMIN_EMAIL.into()),
+                admin: true,
+                workspace: DEFAULT_WORKSPACE.into(),
+                password: env.password,
+                api_token: env.api_token,
+            },
+        )
+        .await?;
+        return Ok(Some(creds));
+    }
+    let Some(email) = env.email else {
+        return Ok(None);
+    };
+    match tokens.user_by_email(&email).await? {
+        None => {
+            create_user(
+                tokens,
+                NewUserOptions {
+                    email,
+                    admin: true,
+                    workspace: DEFAULT_WORKSPACE.into(),
+                    password: env.password,
+                    api_token: env.api_token,
+                },
+            )
+            .await?;
+        }
+        Some(user) => {
+            if let Some(token) = env.api_token {
+                let owner = tokens.user_by_token_hash(&hash_secret(&token)).await?;
+                match owner {
+                    Some(o) if o.id == user.id => {}
+                    Some(_) => {
+                        return Err(Error::conflict(
+                            "INLET_ADMIN_API_TOKEN belongs to another user",
+                        ));
+                    }
+                    None => add_token(tokens, &user, &token).await?,
+                }
+            }
+        }
+    }
+    Ok(None)
+}

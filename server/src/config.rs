@@ -1,0 +1,40 @@
+//! Settings of `inlet serve`, with every limit and default as a named constant.
+
+use std::time::Duration;
+
+/// Default listen address.
+pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
+/// Default database URL (the in-memory store until the SQL stores land).
+pub const DEFAULT_DATABASE: &str = "memory:";
+/// Default maximum size of an uploaded file: 256 MiB.
+pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 256 * 1024 * 1024;
+/// Bytes allowed in a multipart request beyond the file itself (other parts, headers, boundaries).
+pub const MULTIPART_OVERHEAD_BYTES: u64 = 1024 * 1024;
+/// Default time budget of one extraction.
+pub const DEFAULT_EXTRACTION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Maximum size of a JSON request body (source configurations): 1 MiB.
+pub const MAX_JSON_BODY_BYTES: usize = 1024 * 1024;
+
+/// Runtime settings of the HTTP service.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Largest accepted file in an upload, in bytes.
+    pub max_upload_bytes: u64,
+    /// Extractions running at once (uploads beyond wait).
+    pub extraction_concurrency: usize,
+    /// Time budget of one extraction.
+    pub extraction_timeout: Duration,
+    /// Characters of text kept per file.
+    pub max_chars: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
+            extraction_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            extraction_timeout: DEFAULT_EXTRACTION_TIMEOUT,
+            max_chars: inlet_core::extract::MAX_CHARS,
+        }
+    }
+}

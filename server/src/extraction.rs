@@ -1,0 +1,76 @@
+//! Runs text extraction off the async runtime: bounded by a semaphore, under a time budget, with
+//! every failure turned into empty content plus a logged reason (spec 2.4).
+
+use std::time::Instant;
+
+use inlet_core::{extract::Limits, record::Extraction};
+
+use crate::{shim as inlet_extractors, state::AppState, upload::SpooledFile};
+
+/// Extra time the async side waits beyond the budget before giving up on a blocking extraction
+/// that ignores its deadline.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Text and outcome of one extraction.
+#[derive(Debug)]
+pub struct Extracted {
+    /// The text kept (empty on failure).
+    pub text: String,
+    /// What happened.
+    pub extraction: Extraction,
+}
+
+/// Extracts the text of a spooled file. Never fails: problems become [`Extraction::failure`].
+pub async fn extract(state: &AppState, file: SpooledFile, label: &str) -> Extracted {
+    let budget = state.settings.extraction_timeout;
+    let limits = Limits {
+        max_chars: state.settings.max_chars,
+        deadline: Some(Instant::now() + budget),
+        ..Limits::default()
+    };
+    let permit = match state.extraction_permits.clone().acquire_owned().await {
+        Ok(p) => p,
+        Err(e) => return failed(label, format!("extraction unavailable: {e}")),
+    };
+    let task = tokio::task::spawn_blocking(move || {
+        // The permit lives as long as the extraction, even one the caller stopped waiting for.
+        let _permit = permit;
+        let bytes = file.read_all()?;
+        Ok::<_, std::io::Error>(inlet_extractors::extract(&bytes, &limits))
+    });
+    let outcome = match tokio::time::timeout(budget + GRACE, task).await {
+        Err(_) => return failed(label, "time budget exceeded".into()),
+        Ok(Err(join)) => return failed(label, format!("extraction task failed: {join}")),
+        Ok(Ok(Err(io))) => return failed(label, format!("cannot read the spooled upload: {io}")),
+        Ok(Ok(Ok(outcome))) => outcome,
+    };
+    if let Some(reason) = &outcome.failure {
+        tracing::warn!(
+            record = label,
+            format = outcome.format.unwrap_or("unknown"),
+            reason = %reason,
+            kept_chars = outcome.text.chars().count(),
+            "extraction failed"
+        );
+    }
+    Extracted {
+        extraction: Extraction {
+            format: outcome.format.map(Into::into),
+            chars: outcome.text.chars().count() as u64,
+            truncated: outcome.truncated,
+            failure: outcome.failure,
+        },
+        text: outcome.text,
+    }
+}
+
+fn failed(label: &str, reason: String) -> Extracted {
+    tracing::warn!(record = label, reason = %reason, "extraction failed");
+    Extracted {
+        text: String::new(),
+        extraction: Extraction {
+            failure: Some(reason),
+            ..Extraction::default()
+        },
+    }
+}
