@@ -14,13 +14,16 @@ use std::sync::Arc;
 
 use inlet_core::{Error, RecordStore, TokenStore};
 use inlet_store_memory::MemoryStore;
+use futures_util::StreamExt;
 use poem::{
-    Endpoint, EndpointExt, IntoResponse, Route, get, handler,
+    Body, Endpoint, EndpointExt, IntoResponse, Request, Route, get, handler,
+    http::header,
     listener::{Acceptor, TcpAcceptor},
     web::Json,
 };
 
 pub use crate::{config::Settings, state::AppState};
+use crate::problem::ApiError;
 
 /// The published OpenAPI document (`openapi/openapi.json`).
 pub fn openapi_json() -> String {
@@ -30,6 +33,40 @@ pub fn openapi_json() -> String {
 #[handler]
 fn healthz() -> impl IntoResponse {
     Json(serde_json::json!({ "status": "ok" }))
+}
+
+/// Caps every non-multipart request body at [`config::MAX_JSON_BODY_BYTES`]: a declared
+/// Content-Length beyond it is refused with 413 before reading; an undeclared (chunked) body stops
+/// being read at the cap. Multipart uploads enforce their own, larger limit while streaming.
+async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::Output> {
+    let multipart = req
+        .content_type()
+        .is_some_and(|ct| ct.trim_start().to_ascii_lowercase().starts_with("multipart/"));
+    if !multipart {
+        let max = config::MAX_JSON_BODY_BYTES;
+        let declared = req
+            .header(header::CONTENT_LENGTH)
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > max as u64) {
+            return Err(ApiError::too_large(format!(
+                "the request body exceeds the maximum of {max} bytes"
+            ))
+            .into());
+        }
+        let mut seen = 0usize;
+        let stream = req.take_body().into_bytes_stream().map(move |chunk| {
+            let chunk = chunk?;
+            seen += chunk.len();
+            if seen > max {
+                return Err(std::io::Error::other(format!(
+                    "the request body exceeds the maximum of {max} bytes"
+                )));
+            }
+            Ok(chunk)
+        });
+        req.set_body(Body::from_bytes_stream(stream));
+    }
+    next.call(req).await
 }
 
 /// The whole HTTP application.
@@ -42,6 +79,7 @@ pub fn app(state: AppState) -> impl Endpoint {
         .nest(api::PREFIX, api)
         .nest("/docs", docs)
         .at("/healthz", get(healthz))
+        .around(limit_body)
         .data(state)
         .catch_all_error(problem::catch_all)
 }

@@ -11,7 +11,7 @@ use poem::{
 };
 use poem_openapi::{
     ApiResponse, Object,
-    registry::{MetaMediaType, MetaResponse, MetaResponses, MetaSchemaRef, Registry},
+    registry::{MetaMediaType, MetaResponse, MetaResponses, Registry},
     types::{ToJSON, Type},
 };
 
@@ -217,9 +217,4 @@ pub async fn catch_all(err: poem::Error) -> Response {
         detail
     };
     ApiError::new(status, detail).into_response()
-}
-
-/// Schema reference of [`Problem`], for hand-written payload metadata.
-pub fn problem_schema() -> MetaSchemaRef {
-    <Problem as Type>::schema_ref()
 }

@@ -4,7 +4,6 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use futures_util::StreamExt;
 use multer::{Constraints, Multipart, SizeLimit};
 use percent_encoding::percent_decode_str;
 use poem::{Request, RequestBody};
@@ -136,18 +135,6 @@ impl FileUpload {
             });
         }
         Ok(parts)
-    }
-}
-
-/// Reads and discards the rest of a body (so a client still sending gets its response).
-pub async fn drain(body: poem::Body, max_bytes: u64) {
-    let mut stream = body.into_bytes_stream();
-    let mut seen = 0u64;
-    while let Some(Ok(chunk)) = stream.next().await {
-        seen += chunk.len() as u64;
-        if seen > max_bytes {
-            break;
-        }
     }
 }
 
