@@ -12,9 +12,9 @@ pub mod upload;
 
 use std::sync::Arc;
 
+use futures_util::StreamExt;
 use inlet_core::{Error, RecordStore, TokenStore};
 use inlet_store_memory::MemoryStore;
-use futures_util::StreamExt;
 use poem::{
     Body, Endpoint, EndpointExt, IntoResponse, Request, Route, get, handler,
     http::header,
@@ -22,8 +22,8 @@ use poem::{
     web::Json,
 };
 
-pub use crate::{config::Settings, state::AppState};
 use crate::problem::ApiError;
+pub use crate::{config::Settings, state::AppState};
 
 /// The published OpenAPI document (`openapi/openapi.json`).
 pub fn openapi_json() -> String {
@@ -39,9 +39,11 @@ fn healthz() -> impl IntoResponse {
 /// Content-Length beyond it is refused with 413 before reading; an undeclared (chunked) body stops
 /// being read at the cap. Multipart uploads enforce their own, larger limit while streaming.
 async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::Output> {
-    let multipart = req
-        .content_type()
-        .is_some_and(|ct| ct.trim_start().to_ascii_lowercase().starts_with("multipart/"));
+    let multipart = req.content_type().is_some_and(|ct| {
+        ct.trim_start()
+            .to_ascii_lowercase()
+            .starts_with("multipart/")
+    });
     if !multipart {
         let max = config::MAX_JSON_BODY_BYTES;
         let declared = req

@@ -1,0 +1,126 @@
+//! The `inlet` binary's command-line contract (DESIGN 2), run as a real process.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+const INLET: &str = env!("CARGO_BIN_EXE_inlet");
+
+#[test]
+fn openapi_command_prints_the_committed_document() {
+    let out = Command::new(INLET).arg("openapi").output().unwrap();
+    assert!(out.status.success());
+    let committed = include_str!("../../openapi/openapi.json");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        committed.trim_end()
+    );
+}
+
+#[test]
+fn extract_command_prints_format_count_and_text() {
+    let dir = std::env::temp_dir().join(format!("inlet-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("note.bin");
+    std::fs::write(&file, "hello extractor\n").unwrap();
+    let out = Command::new(INLET)
+        .arg("extract")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("format: text"), "{stdout}");
+    assert!(stdout.contains("characters: 16"), "{stdout}");
+    assert!(stdout.contains("hello extractor"), "{stdout}");
+    let missing = Command::new(INLET)
+        .arg("extract")
+        .arg(dir.join("missing"))
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+}
+
+#[test]
+fn admin_create_user_prints_one_json_object() {
+    let out = Command::new(INLET)
+        .args([
+            "admin",
+            "create-user",
+            "--email",
+            "u@example.test",
+            "--admin",
+            "--workspace",
+            "w1",
+            "--database",
+            "memory:",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workspace"], "w1");
+    assert_eq!(v["email"], "u@example.test");
+    assert_eq!(v["password"].as_str().unwrap().len(), 24);
+    assert_eq!(v["apiToken"].as_str().unwrap().len(), 64);
+}
+
+#[tokio::test]
+async fn serve_prints_the_generated_administrator_once_and_answers() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let mut child = Command::new(INLET)
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .env_remove("INLET_ADMIN_EMAIL")
+        .env_remove("INLET_ADMIN_PASSWORD")
+        .env_remove("INLET_ADMIN_API_TOKEN")
+        .env_remove("INLET_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let lines: Vec<String> = BufReader::new(stdout)
+        .lines()
+        .take(5)
+        .map(Result::unwrap)
+        .collect();
+    let field = |name: &str| {
+        lines
+            .iter()
+            .find_map(|l| l.trim().strip_prefix(name).map(|v| v.trim().to_string()))
+            .unwrap_or_else(|| panic!("no {name} in {lines:?}"))
+    };
+    let (email, token) = (field("e-mail:"), field("API token:"));
+    assert_eq!(email, "admin@inlet.local");
+    assert_eq!(token.len(), 64);
+    assert_eq!(field("password:").len(), 24);
+
+    let url = format!("http://127.0.0.1:{port}/api/v1/sources");
+    let client = reqwest::Client::new();
+    let mut status = None;
+    for _ in 0..50 {
+        match client
+            .get(&url)
+            .basic_auth(&email, Some(&token))
+            .send()
+            .await
+        {
+            Ok(resp) => {
+                status = Some(resp.status().as_u16());
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert_eq!(status, Some(200));
+}
