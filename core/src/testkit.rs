@@ -733,39 +733,62 @@ pub async fn identities_roundtrip(store: &dyn TokenStore) {
     assert_eq!(store.user_by_token_hash("00").await.unwrap(), None);
 }
 
-/// Writes one `#[tokio::test]` per conformance case for a store. `$make` is an async expression
-/// evaluating to `Arc<S>` where `S` implements both store traits; it runs once per case.
+/// Writes one `#[tokio::test]` per conformance case for a store.
+///
+/// - `conformance_tests!(make)`: `make` is an async expression evaluating to `Arc<S>` where `S`
+///   implements both store traits; it runs once per case.
+/// - `conformance_tests!(make, cleanup)`: `cleanup` is a closure taking that `Arc<S>` and
+///   returning a future, run after a case passes (e.g. to drop the case's database).
+/// - `conformance_tests!(optional make, cleanup)`: `make` yields `Option<Arc<S>>`; `None` skips
+///   the case (for databases that are only sometimes configured).
 #[macro_export]
 macro_rules! conformance_tests {
-    ($make:expr) => {
-        $crate::conformance_tests!(@case $make, sources_roundtrip_within_their_workspace, ref);
-        $crate::conformance_tests!(@case $make, uploads_create_then_increment_versions, ref);
-        $crate::conformance_tests!(@case $make, upload_outside_a_sync, ref);
-        $crate::conformance_tests!(@case $make, writes_must_name_the_open_sync, ref);
-        $crate::conformance_tests!(@case $make, touch_joins_the_sync_and_changes_nothing_else, ref);
-        $crate::conformance_tests!(@case $make, close_complete_removes_untouched_records, ref);
-        $crate::conformance_tests!(@case $make, fail_and_incremental_remove_nothing, ref);
-        $crate::conformance_tests!(@case $make, sync_state_machine_misuse_conflicts, ref);
-        $crate::conformance_tests!(@case $make, sync_counters_count_writes, ref);
-        $crate::conformance_tests!(@case $make, delete_makes_a_revivable_tombstone, ref);
-        $crate::conformance_tests!(@case $make, concurrent_uploads_never_lose_a_version, arc);
-        $crate::conformance_tests!(@case $make, two_syncs_never_open_at_once, arc);
-        $crate::conformance_tests!(@case $make, complete_racing_uploads_keeps_their_records, arc);
-        $crate::conformance_tests!(@case $make, identities_roundtrip, ref);
+    (optional $make:expr, $cleanup:expr) => {
+        $crate::conformance_tests!(@all $make, $cleanup);
     };
-    (@case $make:expr, $name:ident, ref) => {
+    ($make:expr) => {
+        $crate::conformance_tests!($make, |_store| async {});
+    };
+    ($make:expr, $cleanup:expr) => {
+        $crate::conformance_tests!(@all async { Some($make.await) }, $cleanup);
+    };
+    (@all $make:expr, $cleanup:expr) => {
+        $crate::conformance_tests!(@case $make, $cleanup, sources_roundtrip_within_their_workspace, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, uploads_create_then_increment_versions, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, upload_outside_a_sync, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, writes_must_name_the_open_sync, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, touch_joins_the_sync_and_changes_nothing_else, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, close_complete_removes_untouched_records, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, fail_and_incremental_remove_nothing, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, sync_state_machine_misuse_conflicts, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, sync_counters_count_writes, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, delete_makes_a_revivable_tombstone, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, concurrent_uploads_never_lose_a_version, arc);
+        $crate::conformance_tests!(@case $make, $cleanup, two_syncs_never_open_at_once, arc);
+        $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);
+        $crate::conformance_tests!(@case $make, $cleanup, identities_roundtrip, ref);
+    };
+    (@case $make:expr, $cleanup:expr, $name:ident, ref) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn $name() {
-            let store = $make.await;
+            let Some(store) = $make.await else {
+                println!("skipped: store not configured");
+                return;
+            };
             $crate::testkit::$name(&*store).await;
+            ($cleanup)(store).await;
         }
     };
-    (@case $make:expr, $name:ident, arc) => {
+    (@case $make:expr, $cleanup:expr, $name:ident, arc) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn $name() {
-            let store = $make.await;
-            let store: ::std::sync::Arc<dyn $crate::RecordStore> = store;
-            $crate::testkit::$name(store).await;
+            let Some(store) = $make.await else {
+                println!("skipped: store not configured");
+                return;
+            };
+            let dyn_store: ::std::sync::Arc<dyn $crate::RecordStore> = store.clone();
+            $crate::testkit::$name(dyn_store).await;
+            ($cleanup)(store).await;
         }
     };
 }

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 /// Default listen address.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
-/// Default database URL (the in-memory store until the SQL stores land).
-pub const DEFAULT_DATABASE: &str = "memory:";
+/// Default database URL: an embedded SQLite file in the working directory.
+pub const DEFAULT_DATABASE: &str = "sqlite://inlet.db?mode=rwc";
 /// Default maximum size of an uploaded file: 256 MiB.
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 256 * 1024 * 1024;
 /// Bytes allowed in a multipart request beyond the file itself (other parts, headers, boundaries).

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use inlet_core::{Error, RecordStore, TokenStore};
 use inlet_store_memory::MemoryStore;
+use inlet_store_seaorm::SeaOrmStore;
 use poem::{
     Body, Endpoint, EndpointExt, IntoResponse, Request, Route, get, handler,
     http::header,
@@ -94,7 +95,8 @@ pub struct Stores {
     pub tokens: Arc<dyn TokenStore>,
 }
 
-/// Opens the stores a database URL names: `memory:` is the in-memory store.
+/// Opens the stores a database URL names: `sqlite://...` and `postgres://...` the SeaORM store
+/// (migrations run here), `memory:` the in-memory store.
 pub async fn open_stores(url: &str) -> Result<Stores, Error> {
     if url == "memory:" || url == "memory" {
         let store = Arc::new(MemoryStore::new());
@@ -103,8 +105,18 @@ pub async fn open_stores(url: &str) -> Result<Stores, Error> {
             tokens: store,
         });
     }
+    if ["sqlite:", "postgres://", "postgresql://"]
+        .iter()
+        .any(|scheme| url.starts_with(scheme))
+    {
+        let store = Arc::new(SeaOrmStore::connect(url).await?);
+        return Ok(Stores {
+            records: store.clone(),
+            tokens: store,
+        });
+    }
     Err(Error::invalid(format!(
-        "unsupported database URL '{url}': this build supports 'memory:'"
+        "unsupported database URL '{url}': use sqlite://FILE?mode=rwc, postgres://... or memory:"
     )))
 }
 

@@ -48,7 +48,7 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "INLET_BIND", default_value = config::DEFAULT_BIND)]
     bind: String,
-    /// Database URL (`memory:`).
+    /// Database URL: `sqlite://FILE?mode=rwc`, `postgres://...` or `memory:`.
     #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
     database: String,
     /// Public base URL of the service (used in links it generates).

@@ -77,7 +77,13 @@ async fn serve_prints_the_generated_administrator_once_and_answers() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     let mut child = Command::new(INLET)
-        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .args([
+            "serve",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--database",
+            "memory:",
+        ])
         .env_remove("INLET_ADMIN_EMAIL")
         .env_remove("INLET_ADMIN_PASSWORD")
         .env_remove("INLET_ADMIN_API_TOKEN")
@@ -123,4 +129,121 @@ async fn serve_prints_the_generated_administrator_once_and_answers() {
     child.kill().unwrap();
     let _ = child.wait();
     assert_eq!(status, Some(200));
+}
+
+/// Starts `inlet serve` on a free port with `extra` environment; returns the child and base URL.
+fn spawn_serve(database: &str, extra: &[(&str, &str)]) -> (std::process::Child, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let mut cmd = Command::new(INLET);
+    cmd.args([
+        "serve",
+        "--bind",
+        &format!("127.0.0.1:{port}"),
+        "--database",
+        database,
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    (
+        cmd.spawn().unwrap(),
+        format!("http://127.0.0.1:{port}/api/v1"),
+    )
+}
+
+async fn wait_ready(client: &reqwest::Client, base: &str) {
+    for _ in 0..100 {
+        if client
+            .get(format!("{base}/openapi.json"))
+            .send()
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("server at {base} did not come up");
+}
+
+#[tokio::test]
+async fn sqlite_data_survives_a_restart() {
+    let dir = std::env::temp_dir().join(format!("inlet-restart-{}", uuid_like()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}?mode=rwc", dir.join("inlet.db").display());
+    let env = [
+        ("INLET_ADMIN_EMAIL", "ops@example.test"),
+        ("INLET_ADMIN_API_TOKEN", "restart-token"),
+    ];
+    let client = reqwest::Client::new();
+
+    let (mut first, base) = spawn_serve(&db, &env);
+    wait_ready(&client, &base).await;
+    let source: serde_json::Value = client
+        .post(format!("{base}/sources"))
+        .basic_auth("ops@example.test", Some("restart-token"))
+        .json(&serde_json::json!({
+            "definition": {"type": "CUSTOM"}, "externalId": "s",
+            "config": {"type": "CUSTOM", "name": "S", "trackStatus": true,
+              "specification": {"application": {"objectTypes": [
+                {"name": "Docs", "externalId": "docs", "sourceDataType": "RECORD"}]}}}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let object = format!(
+        "{base}/sources/{}/objecttypes/{}/objects/a",
+        source["id"].as_str().unwrap(),
+        source["sourceObjectTypes"][0]["id"].as_str().unwrap()
+    );
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(b"durable text".to_vec()).file_name("a.txt"),
+    );
+    let resp = client
+        .put(format!("{object}/file?externalChecksum=k1"))
+        .basic_auth("ops@example.test", Some("restart-token"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    first.kill().unwrap();
+    let _ = first.wait();
+
+    let (mut second, base2) = spawn_serve(&db, &env);
+    wait_ready(&client, &base2).await;
+    let object = object.replace(&base, &base2);
+    let record: serde_json::Value = client
+        .get(&object)
+        .basic_auth("ops@example.test", Some("restart-token"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    second.kill().unwrap();
+    let _ = second.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(record["content"], "durable text");
+    assert_eq!(record["externalChecksum"], "k1");
+    assert_eq!(record["version"], 1);
+}
+
+fn uuid_like() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
 }

@@ -1,0 +1,105 @@
+//! Versioned schema migrations. One SQL text serves both databases: ids are TEXT (hyphenated
+//! UUIDs), timestamps BIGINT milliseconds since the epoch, structured values JSON in TEXT.
+
+use sea_orm_migration::{
+    MigrationTrait, MigratorTrait, SchemaManager, async_trait,
+    prelude::{ConnectionTrait, DbErr},
+};
+
+/// All migrations, oldest first.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(M0001Initial)]
+    }
+}
+
+/// Sources, object types, sync runs, records, workspaces, users and API tokens.
+struct M0001Initial;
+
+impl sea_orm_migration::MigrationName for M0001Initial {
+    fn name(&self) -> &str {
+        "m0001_initial"
+    }
+}
+
+const M0001_UP: &[&str] = &[
+    "CREATE TABLE workspaces (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        oauth_enabled BOOLEAN NOT NULL,
+        created_date BIGINT NOT NULL)",
+    "CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        email TEXT NOT NULL,
+        email_key TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_date BIGINT NOT NULL)",
+    "CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        token_hash TEXT NOT NULL UNIQUE,
+        created_date BIGINT NOT NULL)",
+    "CREATE TABLE sources (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        body TEXT NOT NULL)",
+    "CREATE INDEX sources_workspace ON sources (workspace_id, seq)",
+    "CREATE TABLE object_types (
+        id TEXT PRIMARY KEY,
+        source_id TEXT NOT NULL REFERENCES sources(id),
+        workspace_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        current_sync BIGINT NOT NULL DEFAULT 0,
+        open_sync BIGINT)",
+    "CREATE TABLE sync_runs (
+        object_type_id TEXT NOT NULL REFERENCES object_types(id),
+        sync_number BIGINT NOT NULL,
+        operation TEXT NOT NULL,
+        state TEXT NOT NULL,
+        close_operation TEXT,
+        started_at BIGINT NOT NULL,
+        closed_at BIGINT,
+        uploaded BIGINT NOT NULL DEFAULT 0,
+        touched BIGINT NOT NULL DEFAULT 0,
+        unchanged BIGINT NOT NULL DEFAULT 0,
+        extraction_failures BIGINT NOT NULL DEFAULT 0,
+        removed BIGINT NOT NULL DEFAULT 0,
+        kept BIGINT,
+        PRIMARY KEY (object_type_id, sync_number))",
+    "CREATE TABLE records (
+        id TEXT PRIMARY KEY,
+        object_type_id TEXT NOT NULL REFERENCES object_types(id),
+        external_id TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        title TEXT NOT NULL,
+        url TEXT,
+        content TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        external_checksum TEXT,
+        created_date BIGINT NOT NULL,
+        modified_date BIGINT NOT NULL,
+        modified_by TEXT NOT NULL,
+        sync_number BIGINT NOT NULL,
+        removed BOOLEAN NOT NULL,
+        extraction TEXT NOT NULL,
+        UNIQUE (object_type_id, external_id))",
+    "CREATE INDEX records_live_by_sync ON records (object_type_id, sync_number) WHERE NOT removed",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0001Initial {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for sql in M0001_UP {
+            db.execute_unprepared(sql).await?;
+        }
+        Ok(())
+    }
+}

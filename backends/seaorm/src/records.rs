@@ -1,0 +1,584 @@
+//! [`RecordStore`] over SQL.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use inlet_core::{
+    Error, RecordStore, Result, WorkspaceId,
+    record::{
+        self, Extraction, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
+    },
+    source::Source,
+    sync::{self, CloseOperation, OpenOperation, SyncCounters, SyncEvent, SyncRun, SyncState},
+    tag::Tags,
+    time::{self, Timestamp},
+};
+use sea_orm::{ConnectionTrait, QueryResult, TransactionTrait, Value};
+use uuid::Uuid;
+
+use crate::{SeaOrmStore, all, db_error, exec, get, json_error, one};
+
+fn millis(t: &Timestamp) -> i64 {
+    t.timestamp_millis()
+}
+
+fn from_millis(ms: i64) -> Result<Timestamp> {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .ok_or_else(|| Error::backend(std::io::Error::other(format!("bad timestamp {ms}"))))
+}
+
+fn uuid(row: &QueryResult, col: &str) -> Result<Uuid> {
+    let s: String = get(row, col)?;
+    Uuid::parse_str(&s).map_err(Error::backend)
+}
+
+fn enum_text<T: serde::Serialize>(v: &T) -> Result<String> {
+    match serde_json::to_value(v).map_err(json_error)? {
+        serde_json::Value::String(s) => Ok(s),
+        other => Ok(other.to_string()),
+    }
+}
+
+fn enum_parse<T: serde::de::DeserializeOwned>(s: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(json_error)
+}
+
+/// The object type's row: its name, current and open sync, checked against the scope.
+struct ObjectTypeState {
+    name: String,
+    current_sync: i64,
+    open_sync: Option<i64>,
+}
+
+const RECORD_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
+    r.title, r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
+    r.modified_by, r.sync_number, r.removed, r.extraction, o.name AS ot_name, \
+    o.current_sync AS ot_current_sync";
+
+fn record_from_row(row: &QueryResult) -> Result<Record> {
+    let tags: String = get(row, "tags")?;
+    let extraction: String = get(row, "extraction")?;
+    Ok(Record {
+        id: uuid(row, "id")?,
+        source_id: uuid(row, "source_id")?,
+        object_type: ObjectTypeRef {
+            id: uuid(row, "object_type_id")?,
+            name: get(row, "ot_name")?,
+            current_sync_number: get(row, "ot_current_sync")?,
+        },
+        external_id: get(row, "external_id")?,
+        version: get(row, "version")?,
+        title: get(row, "title")?,
+        url: get(row, "url")?,
+        content: get(row, "content")?,
+        tags: serde_json::from_str::<Tags>(&tags).map_err(json_error)?,
+        external_checksum: get(row, "external_checksum")?,
+        created_date: from_millis(get(row, "created_date")?)?,
+        modified_date: from_millis(get(row, "modified_date")?)?,
+        modified_by: get(row, "modified_by")?,
+        sync_number: get(row, "sync_number")?,
+        removed: get(row, "removed")?,
+        extraction: serde_json::from_str::<Extraction>(&extraction).map_err(json_error)?,
+    })
+}
+
+fn sync_from_row(row: &QueryResult) -> Result<SyncRun> {
+    let count = |col: &str| -> Result<u64> { Ok(get::<i64>(row, col)?.max(0) as u64) };
+    let close: Option<String> = get(row, "close_operation")?;
+    let closed_at: Option<i64> = get(row, "closed_at")?;
+    let kept: Option<i64> = get(row, "kept")?;
+    Ok(SyncRun {
+        object_type_id: uuid(row, "object_type_id")?,
+        sync_number: get(row, "sync_number")?,
+        operation: enum_parse(&get::<String>(row, "operation")?)?,
+        state: enum_parse(&get::<String>(row, "state")?)?,
+        close_operation: close.as_deref().map(enum_parse).transpose()?,
+        started_at: from_millis(get(row, "started_at")?)?,
+        closed_at: closed_at.map(from_millis).transpose()?,
+        counters: SyncCounters {
+            uploaded: count("uploaded")?,
+            touched: count("touched")?,
+            unchanged: count("unchanged")?,
+            extraction_failures: count("extraction_failures")?,
+            removed: count("removed")?,
+        },
+        kept: kept.map(|k| k.max(0) as u64),
+    })
+}
+
+impl SeaOrmStore {
+    /// Reads (and with `lock`, locks) the object type's row, confined to the scope.
+    async fn object_type_state(
+        &self,
+        db: &impl ConnectionTrait,
+        scope: Scope,
+        lock: &str,
+    ) -> Result<ObjectTypeState> {
+        let sql = format!(
+            "SELECT name, current_sync, open_sync FROM object_types \
+             WHERE id = $1 AND source_id = $2 AND workspace_id = $3{lock}"
+        );
+        let row = one(
+            db,
+            self.stmt(
+                &sql,
+                vec![
+                    scope.object_type_id.to_string().into(),
+                    scope.source_id.to_string().into(),
+                    scope.workspace_id.to_string().into(),
+                ],
+            ),
+        )
+        .await?
+        .ok_or_else(|| {
+            Error::not_found(format!(
+                "object type {} not found in source {}",
+                scope.object_type_id, scope.source_id
+            ))
+        })?;
+        Ok(ObjectTypeState {
+            name: get(&row, "name")?,
+            current_sync: get(&row, "current_sync")?,
+            open_sync: get(&row, "open_sync")?,
+        })
+    }
+
+    async fn sync_row(
+        &self,
+        db: &impl ConnectionTrait,
+        object_type_id: Uuid,
+        sync_number: i64,
+    ) -> Result<Option<SyncRun>> {
+        let row = one(
+            db,
+            self.stmt(
+                "SELECT * FROM sync_runs WHERE object_type_id = $1 AND sync_number = $2",
+                vec![object_type_id.to_string().into(), sync_number.into()],
+            ),
+        )
+        .await?;
+        row.as_ref().map(sync_from_row).transpose()
+    }
+
+    async fn count_event(
+        &self,
+        db: &impl ConnectionTrait,
+        object_type_id: Uuid,
+        sync_number: Option<i64>,
+        event: SyncEvent,
+    ) -> Result<()> {
+        let Some(n) = sync_number else {
+            return Ok(());
+        };
+        let set = match event {
+            SyncEvent::Uploaded {
+                extraction_failed: true,
+            } => "uploaded = uploaded + 1, extraction_failures = extraction_failures + 1",
+            SyncEvent::Uploaded {
+                extraction_failed: false,
+            } => "uploaded = uploaded + 1",
+            SyncEvent::Touched => "touched = touched + 1",
+            SyncEvent::Unchanged => "unchanged = unchanged + 1",
+        };
+        exec(
+            db,
+            self.stmt(
+                &format!(
+                    "UPDATE sync_runs SET {set} WHERE object_type_id = $1 AND sync_number = $2"
+                ),
+                vec![object_type_id.to_string().into(), n.into()],
+            ),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Reads a record; with `lock` (PostgreSQL) its row stays locked until the transaction ends.
+    async fn read_record(
+        &self,
+        db: &impl ConnectionTrait,
+        key: &RecordKey,
+        lock: bool,
+    ) -> Result<Option<Record>> {
+        let lock = match (lock, self.backend()) {
+            (true, sea_orm::DbBackend::Postgres) => " FOR UPDATE OF r",
+            _ => "",
+        };
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM records r JOIN object_types o ON o.id = r.object_type_id \
+             WHERE r.object_type_id = $1 AND r.external_id = $2{lock}"
+        );
+        let row = one(
+            db,
+            self.stmt(
+                &sql,
+                vec![
+                    key.scope.object_type_id.to_string().into(),
+                    key.external_id.clone().into(),
+                ],
+            ),
+        )
+        .await?;
+        row.as_ref().map(record_from_row).transpose()
+    }
+}
+
+#[async_trait]
+impl RecordStore for SeaOrmStore {
+    async fn create_source(&self, source: &Source) -> Result<()> {
+        let _w = self.write_guard().await;
+        let body = serde_json::to_string(source).map_err(json_error)?;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        exec(
+            &txn,
+            self.stmt(
+                "INSERT INTO sources (id, workspace_id, seq, body) VALUES ($1, $2, $3, $4)",
+                vec![
+                    source.id.to_string().into(),
+                    source.workspace_id.to_string().into(),
+                    millis(&source.created_date).into(),
+                    body.into(),
+                ],
+            ),
+        )
+        .await?;
+        for ot in &source.object_types {
+            exec(
+                &txn,
+                self.stmt(
+                    "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, $4)",
+                    vec![
+                        ot.id.to_string().into(),
+                        source.id.to_string().into(),
+                        source.workspace_id.to_string().into(),
+                        ot.name.clone().into(),
+                    ],
+                ),
+            )
+            .await?;
+        }
+        txn.commit().await.map_err(db_error)
+    }
+
+    async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>> {
+        let rows = all(
+            &self.db,
+            self.stmt(
+                "SELECT body FROM sources WHERE workspace_id = $1 ORDER BY seq, id",
+                vec![workspace_id.to_string().into()],
+            ),
+        )
+        .await?;
+        rows.iter()
+            .map(|r| serde_json::from_str(&get::<String>(r, "body")?).map_err(json_error))
+            .collect()
+    }
+
+    async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source> {
+        let row = one(
+            &self.db,
+            self.stmt(
+                "SELECT body FROM sources WHERE id = $1 AND workspace_id = $2",
+                vec![
+                    source_id.to_string().into(),
+                    workspace_id.to_string().into(),
+                ],
+            ),
+        )
+        .await?
+        .ok_or_else(|| Error::not_found(format!("source {source_id} not found")))?;
+        serde_json::from_str(&get::<String>(&row, "body")?).map_err(json_error)
+    }
+
+    async fn open_sync(&self, scope: Scope, op: OpenOperation) -> Result<SyncRun> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let state = self
+            .object_type_state(&txn, scope, self.for_update())
+            .await?;
+        let latest = match state.current_sync {
+            0 => None,
+            n => self.sync_row(&txn, scope.object_type_id, n).await?,
+        };
+        let number = sync::open(latest.as_ref(), op)?;
+        let run = SyncRun {
+            object_type_id: scope.object_type_id,
+            sync_number: number,
+            operation: op,
+            state: SyncState::Open,
+            close_operation: None,
+            started_at: time::now(),
+            closed_at: None,
+            counters: SyncCounters::default(),
+            kept: None,
+        };
+        exec(
+            &txn,
+            self.stmt(
+                "INSERT INTO sync_runs (object_type_id, sync_number, operation, state, started_at) \
+                 VALUES ($1, $2, $3, $4, $5)",
+                vec![
+                    scope.object_type_id.to_string().into(),
+                    number.into(),
+                    enum_text(&op)?.into(),
+                    enum_text(&SyncState::Open)?.into(),
+                    millis(&run.started_at).into(),
+                ],
+            ),
+        )
+        .await?;
+        exec(
+            &txn,
+            self.stmt(
+                "UPDATE object_types SET current_sync = $2, open_sync = $2 WHERE id = $1",
+                vec![scope.object_type_id.to_string().into(), number.into()],
+            ),
+        )
+        .await?;
+        txn.commit().await.map_err(db_error)?;
+        Ok(run)
+    }
+
+    async fn close_sync(
+        &self,
+        scope: Scope,
+        sync_number: i64,
+        op: CloseOperation,
+    ) -> Result<SyncRun> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        self.object_type_state(&txn, scope, self.for_update())
+            .await?;
+        let run = self
+            .sync_row(&txn, scope.object_type_id, sync_number)
+            .await?
+            .ok_or_else(|| Error::not_found(format!("sync {sync_number} not found")))?;
+        let state = sync::close(&run, op)?;
+        let ot = scope.object_type_id.to_string();
+        let removed = if sync::removes_stale(op) {
+            // One set-based statement: every live record that did not join this sync.
+            exec(
+                &txn,
+                self.stmt(
+                    "UPDATE records SET removed = TRUE \
+                     WHERE object_type_id = $1 AND NOT removed AND sync_number <> $2",
+                    vec![ot.clone().into(), sync_number.into()],
+                ),
+            )
+            .await?
+        } else {
+            0
+        };
+        let kept_row = one(
+            &txn,
+            self.stmt(
+                "SELECT COUNT(*) AS kept FROM records WHERE object_type_id = $1 AND NOT removed",
+                vec![ot.clone().into()],
+            ),
+        )
+        .await?;
+        let kept: i64 = kept_row.as_ref().map_or(Ok(0), |r| get(r, "kept"))?;
+        let closed_at = time::now();
+        exec(
+            &txn,
+            self.stmt(
+                "UPDATE sync_runs SET state = $3, close_operation = $4, closed_at = $5, removed = $6, kept = $7 \
+                 WHERE object_type_id = $1 AND sync_number = $2",
+                vec![
+                    ot.clone().into(),
+                    sync_number.into(),
+                    enum_text(&state)?.into(),
+                    enum_text(&op)?.into(),
+                    millis(&closed_at).into(),
+                    (removed as i64).into(),
+                    kept.into(),
+                ],
+            ),
+        )
+        .await?;
+        exec(
+            &txn,
+            self.stmt(
+                "UPDATE object_types SET open_sync = NULL WHERE id = $1",
+                vec![ot.into()],
+            ),
+        )
+        .await?;
+        txn.commit().await.map_err(db_error)?;
+        Ok(SyncRun {
+            state,
+            close_operation: Some(op),
+            closed_at: Some(closed_at),
+            counters: SyncCounters {
+                removed,
+                ..run.counters
+            },
+            kept: Some(kept.max(0) as u64),
+            ..run
+        })
+    }
+
+    async fn get_sync(&self, scope: Scope, sync_number: i64) -> Result<SyncRun> {
+        self.object_type_state(&self.db, scope, "").await?;
+        self.sync_row(&self.db, scope.object_type_id, sync_number)
+            .await?
+            .ok_or_else(|| Error::not_found(format!("sync {sync_number} not found")))
+    }
+
+    async fn list_syncs(&self, scope: Scope) -> Result<Vec<SyncRun>> {
+        self.object_type_state(&self.db, scope, "").await?;
+        let rows = all(
+            &self.db,
+            self.stmt(
+                "SELECT * FROM sync_runs WHERE object_type_id = $1 ORDER BY sync_number DESC",
+                vec![scope.object_type_id.to_string().into()],
+            ),
+        )
+        .await?;
+        rows.iter().map(sync_from_row).collect()
+    }
+
+    async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome> {
+        let _w = self.write_guard().await;
+        let scope = write.key.scope;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let state = self
+            .object_type_state(&txn, scope, self.for_share())
+            .await?;
+        if let Some(n) = write.sync_number {
+            sync::check_sync_number(state.open_sync, n)?;
+        }
+        let now = millis(&time::now());
+        let extraction_failed = write.extraction.failure.is_some() && write.content.is_empty();
+        let new_membership = sync::membership(write.sync_number, state.current_sync, None);
+        let values: Vec<Value> = vec![
+            Uuid::new_v4().to_string().into(),
+            scope.object_type_id.to_string().into(),
+            write.key.external_id.clone().into(),
+            scope.source_id.to_string().into(),
+            write.title.into(),
+            write.url.into(),
+            write.content.into(),
+            serde_json::to_string(&write.tags)
+                .map_err(json_error)?
+                .into(),
+            write.external_checksum.into(),
+            now.into(),
+            write.modified_by.into(),
+            new_membership.into(),
+            serde_json::to_string(&write.extraction)
+                .map_err(json_error)?
+                .into(),
+            write.sync_number.into(),
+        ];
+        // One statement creates version 1 or bumps the version atomically.
+        let row = one(
+            &txn,
+            self.stmt(
+                "INSERT INTO records (id, object_type_id, external_id, source_id, version, title, url, \
+                     content, tags, external_checksum, created_date, modified_date, modified_by, \
+                     sync_number, removed, extraction) \
+                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10, $10, $11, $12, FALSE, $13) \
+                 ON CONFLICT (object_type_id, external_id) DO UPDATE SET \
+                     version = records.version + 1, title = excluded.title, url = excluded.url, \
+                     content = excluded.content, tags = excluded.tags, \
+                     external_checksum = excluded.external_checksum, \
+                     modified_date = excluded.modified_date, modified_by = excluded.modified_by, \
+                     sync_number = COALESCE($14, records.sync_number), removed = FALSE, \
+                     extraction = excluded.extraction \
+                 RETURNING version",
+                values,
+            ),
+        )
+        .await?
+        .ok_or_else(|| Error::backend(std::io::Error::other("upsert returned no row")))?;
+        let version: i64 = get(&row, "version")?;
+        self.count_event(
+            &txn,
+            scope.object_type_id,
+            write.sync_number,
+            SyncEvent::Uploaded { extraction_failed },
+        )
+        .await?;
+        let record = self
+            .read_record(&txn, &write.key, false)
+            .await?
+            .ok_or_else(|| Error::backend(std::io::Error::other("upserted record vanished")))?;
+        txn.commit().await.map_err(db_error)?;
+        Ok(PutOutcome {
+            record,
+            created: version == 1,
+        })
+    }
+
+    async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let state = self
+            .object_type_state(&txn, key.scope, self.for_share())
+            .await?;
+        if let Some(n) = touch.sync_number {
+            sync::check_sync_number(state.open_sync, n)?;
+        }
+        let existing = self.read_record(&txn, key, true).await?;
+        record::check_touch(existing.as_ref(), touch.if_match.as_deref())?;
+        let mut record = existing.ok_or_else(|| Error::not_found("no current record"))?;
+        if let Some(n) = touch.sync_number {
+            // The row is locked since it was checked, so no upload can slip in between.
+            exec(
+                &txn,
+                self.stmt(
+                    "UPDATE records SET sync_number = $3 WHERE object_type_id = $1 AND external_id = $2",
+                    vec![
+                        key.scope.object_type_id.to_string().into(),
+                        key.external_id.clone().into(),
+                        n.into(),
+                    ],
+                ),
+            )
+            .await?;
+            record.sync_number = n;
+        }
+        self.count_event(
+            &txn,
+            key.scope.object_type_id,
+            touch.sync_number,
+            touch.event,
+        )
+        .await?;
+        txn.commit().await.map_err(db_error)?;
+        record.object_type.name = state.name;
+        Ok(record)
+    }
+
+    async fn get_record(&self, key: &RecordKey) -> Result<Record> {
+        self.object_type_state(&self.db, key.scope, "").await?;
+        self.read_record(&self.db, key, false)
+            .await?
+            .ok_or_else(|| {
+                Error::not_found(format!("no record with externalId '{}'", key.external_id))
+            })
+    }
+
+    async fn delete_record(&self, key: &RecordKey) -> Result<()> {
+        let _w = self.write_guard().await;
+        self.object_type_state(&self.db, key.scope, "").await?;
+        let changed = exec(
+            &self.db,
+            self.stmt(
+                "UPDATE records SET removed = TRUE WHERE object_type_id = $1 AND external_id = $2 AND NOT removed",
+                vec![
+                    key.scope.object_type_id.to_string().into(),
+                    key.external_id.clone().into(),
+                ],
+            ),
+        )
+        .await?;
+        if changed == 0 {
+            return Err(Error::not_found(format!(
+                "no current record with externalId '{}'",
+                key.external_id
+            )));
+        }
+        Ok(())
+    }
+}
