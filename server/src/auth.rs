@@ -223,18 +223,26 @@ pub async fn bootstrap(
 ) -> Result<Option<NewCredentials>, Error> {
     let tokens = tokens.as_ref();
     if tokens.count_users().await? == 0 {
-        let creds = create_user(
+        let made = create_user(
             tokens,
             NewUserOptions {
-                email: env.email.unwrap_or_else(|| DEFAULT_ADMIN_EMAIL.into()),
+                email: env
+                    .email
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_ADMIN_EMAIL.into()),
                 admin: true,
                 workspace: DEFAULT_WORKSPACE.into(),
-                password: env.password,
-                api_token: env.api_token,
+                password: env.password.clone(),
+                api_token: env.api_token.clone(),
             },
         )
-        .await?;
-        return Ok(Some(creds));
+        .await;
+        match made {
+            Ok(creds) => return Ok(Some(creds)),
+            // Another replica bootstrapped at the same moment: continue as on a restart.
+            Err(Error::Conflict(_)) => {}
+            Err(e) => return Err(e),
+        }
     }
     let Some(email) = env.email else {
         return Ok(None);

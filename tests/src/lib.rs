@@ -31,7 +31,22 @@ impl TestServer {
 
     /// Starts a server with these settings.
     pub async fn start_with(settings: Settings) -> Self {
-        let stores = open_stores("memory:").await.expect("memory store");
+        Self::start_on("memory:", settings).await
+    }
+
+    /// Starts a server over a fresh SQLite file in the temporary directory.
+    pub async fn start_sqlite() -> Self {
+        let path = std::env::temp_dir().join(format!("inlet-http-{}.db", uuid::Uuid::new_v4()));
+        Self::start_on(
+            &format!("sqlite://{}?mode=rwc", path.display()),
+            Settings::default(),
+        )
+        .await
+    }
+
+    /// Starts a server over the stores `database` names.
+    pub async fn start_on(database: &str, settings: Settings) -> Self {
+        let stores = open_stores(database).await.expect("open stores");
         auth::bootstrap(
             &stores.tokens,
             auth::AdminEnv {

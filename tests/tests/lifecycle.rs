@@ -141,7 +141,15 @@ async fn create_source_answers_ids_for_object_types_fields_tags_and_facets() {
 
 #[tokio::test]
 async fn full_sync_lifecycle_follows_the_spec_table() {
-    let s = TestServer::start().await;
+    full_sync_lifecycle(TestServer::start().await).await;
+}
+
+#[tokio::test]
+async fn full_sync_lifecycle_follows_the_spec_table_on_sqlite() {
+    full_sync_lifecycle(TestServer::start_sqlite().await).await;
+}
+
+async fn full_sync_lifecycle(s: TestServer) {
     let p = s.record_source().await;
 
     // Open the first sync.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use inlet_core::Error;
 use sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, QueryResult,
-    SqlErr, Statement, Value,
+    RuntimeErr, SqlErr, Statement, Value,
 };
 use sea_orm_migration::MigratorTrait;
 
@@ -49,7 +49,11 @@ impl SeaOrmStore {
                     .foreign_keys(true)
             });
         let db = Database::connect(opts).await.map_err(db_error)?;
-        migration::Migrator::up(&db, None).await.map_err(db_error)?;
+        if db.get_database_backend() == DbBackend::Postgres {
+            migrate_postgres(url).await?;
+        } else {
+            migration::Migrator::up(&db, None).await.map_err(db_error)?;
+        }
         let write_lock = (db.get_database_backend() == DbBackend::Sqlite)
             .then(|| std::sync::Arc::new(tokio::sync::Mutex::new(())));
         Ok(Self { db, write_lock })
@@ -94,6 +98,29 @@ impl SeaOrmStore {
     }
 }
 
+/// Key of the advisory lock that serializes migrations of replicas starting at once.
+const MIGRATION_LOCK: i64 = 0x1e7_0001;
+
+/// Runs migrations on PostgreSQL under a session advisory lock, on a one-connection pool so the
+/// lock and the migration share a session: replicas starting together migrate one at a time.
+async fn migrate_postgres(url: &str) -> Result<(), Error> {
+    let mut opts = ConnectOptions::new(url.to_string());
+    opts.max_connections(1)
+        .min_connections(1)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .sqlx_logging(false);
+    let conn = Database::connect(opts).await.map_err(db_error)?;
+    conn.execute_unprepared(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
+        .await
+        .map_err(db_error)?;
+    let result = migration::Migrator::up(&conn, None).await.map_err(db_error);
+    let _ = conn
+        .execute_unprepared(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))
+        .await;
+    let _ = conn.close().await;
+    result
+}
+
 fn stmt(backend: DbBackend, sql: &str, values: Vec<Value>) -> Statement {
     let sql = match backend {
         DbBackend::Postgres => sql.to_string(),
@@ -125,31 +152,42 @@ fn get<T: sea_orm::TryGetable>(row: &QueryResult, col: &str) -> Result<T, Error>
     row.try_get("", col).map_err(db_error)
 }
 
+/// Whether a driver error means "the database cannot serve now" rather than a bad statement.
+fn sqlx_unavailable(e: &sea_orm::sqlx::Error) -> bool {
+    use sea_orm::sqlx::Error as E;
+    match e {
+        E::Io(_) | E::Tls(_) | E::PoolTimedOut | E::PoolClosed | E::WorkerCrashed => true,
+        E::Database(db) => {
+            // SQLite: SQLITE_BUSY (5), SQLITE_LOCKED (6), SQLITE_IOERR (10), SQLITE_FULL (13),
+            // SQLITE_CANTOPEN (14) and their extended codes; PostgreSQL: class 08 (connection),
+            // 53 (insufficient resources), 57P (operator intervention, e.g. shutdown).
+            let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
+            let sqlite_primary = code.parse::<i64>().ok().map(|c| c & 0xff);
+            matches!(sqlite_primary, Some(5 | 6 | 10 | 13 | 14))
+                || code.starts_with("08")
+                || code.starts_with("53")
+                || code.starts_with("57P")
+        }
+        _ => false,
+    }
+}
+
 /// Maps database errors into core errors: unavailability becomes [`Error::Unavailable`] (503),
 /// a unique violation [`Error::Conflict`], anything else [`Error::Backend`].
 pub(crate) fn db_error(e: DbErr) -> Error {
     if let Some(SqlErr::UniqueConstraintViolation(m)) = e.sql_err() {
         return Error::Conflict(m);
     }
-    let text = e.to_string();
-    let unavailable = matches!(e, DbErr::Conn(_) | DbErr::ConnectionAcquire(_))
-        || [
-            "database is locked",
-            "disk is full",
-            "disk I/O error",
-            "No space left",
-            "pool timed out",
-            "Connection refused",
-            "connection closed",
-            "terminating connection",
-            "the database system is",
-            "error communicating with database",
-            "unable to open database",
-        ]
-        .iter()
-        .any(|needle| text.contains(needle));
+    let unavailable = match &e {
+        DbErr::ConnectionAcquire(_) => true,
+        DbErr::Conn(RuntimeErr::SqlxError(x))
+        | DbErr::Exec(RuntimeErr::SqlxError(x))
+        | DbErr::Query(RuntimeErr::SqlxError(x)) => sqlx_unavailable(x),
+        DbErr::Conn(_) => true,
+        _ => false,
+    };
     if unavailable {
-        Error::Unavailable(text)
+        Error::Unavailable(e.to_string())
     } else {
         Error::backend(e)
     }

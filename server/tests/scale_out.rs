@@ -1,0 +1,271 @@
+//! Scale-out proof (DESIGN 10): two `inlet serve` processes on different loopback ports over one
+//! PostgreSQL database, started at the same moment, take uploads into one open sync concurrently;
+//! the sync is closed through one of them; every record's version and membership must add up.
+//! Runs when `INLET_TEST_POSTGRES_URL` is set (required when `INLET_REQUIRE_POSTGRES=1`).
+
+use std::{
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use reqwest::{Client, Method, multipart};
+use sea_orm::{ConnectionTrait, Database};
+use serde_json::{Value, json};
+
+const INLET: &str = env!("CARGO_BIN_EXE_inlet");
+const EMAIL: &str = "scale@example.test";
+const TOKEN: &str = "scale-out-token";
+
+fn postgres_url() -> Option<String> {
+    match std::env::var("INLET_TEST_POSTGRES_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            assert!(
+                std::env::var("INLET_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+                "INLET_REQUIRE_POSTGRES=1 but INLET_TEST_POSTGRES_URL is not set"
+            );
+            None
+        }
+    }
+}
+
+struct Replica {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn replica(database: &str) -> Replica {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(INLET)
+        .args([
+            "serve",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--database",
+            database,
+        ])
+        .env("INLET_ADMIN_EMAIL", EMAIL)
+        .env("INLET_ADMIN_API_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Replica {
+        child,
+        base: format!("http://127.0.0.1:{port}/api/v1"),
+    }
+}
+
+async fn ready(client: &Client, r: &mut Replica) {
+    for _ in 0..150 {
+        if let Ok(resp) = client
+            .get(format!("{}/sources", r.base))
+            .basic_auth(EMAIL, Some(TOKEN))
+            .send()
+            .await
+            && resp.status() == 200
+        {
+            return;
+        }
+        assert!(
+            r.child.try_wait().unwrap().is_none(),
+            "replica exited during start"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("replica {} did not become ready", r.base);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_share_one_sync_over_postgres() {
+    let Some(base_url) = postgres_url() else {
+        println!("skipped: INLET_TEST_POSTGRES_URL is not set");
+        return;
+    };
+    let schema = format!("inlet_t_{}", uuid::Uuid::new_v4().simple());
+    let admin = Database::connect(base_url.as_str()).await.unwrap();
+    admin
+        .execute_unprepared(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let sep = if base_url.contains('?') { '&' } else { '?' };
+    let database = format!("{base_url}{sep}options=-c%20search_path%3D{schema}");
+
+    // Both start at once: migrations and bootstrap must tolerate each other.
+    let (mut a, mut b) = (replica(&database), replica(&database));
+    let client = Client::new();
+    ready(&client, &mut a).await;
+    ready(&client, &mut b).await;
+    let req = |r: &Replica, m: Method, path: &str| {
+        client
+            .request(m, format!("{}{path}", r.base))
+            .basic_auth(EMAIL, Some(TOKEN))
+    };
+
+    let source: Value = req(&a, Method::POST, "/sources")
+        .json(
+            &json!({"definition": {"type": "CUSTOM"}, "externalId": "scale",
+            "config": {"type": "CUSTOM", "name": "Scale", "trackStatus": true,
+              "specification": {"application": {"objectTypes": [
+                {"name": "Docs", "externalId": "docs", "sourceDataType": "RECORD"}]}}}}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ot = format!(
+        "/sources/{}/objecttypes/{}",
+        source["id"].as_str().unwrap(),
+        source["sourceObjectTypes"][0]["id"].as_str().unwrap()
+    );
+
+    // Sync 1 through B: 60 records, all kept.
+    assert_eq!(
+        req(&b, Method::POST, &format!("{ot}/syncs"))
+            .json(&json!({"operation": "START_INITIAL"}))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    for i in 0..60 {
+        let r = if i % 2 == 0 { &a } else { &b };
+        let form = multipart::Form::new().part(
+            "file",
+            multipart::Part::bytes(format!("doc {i}").into_bytes()).file_name(format!("{i}.txt")),
+        );
+        let resp = req(
+            r,
+            Method::PUT,
+            &format!("{ot}/objects/d{i}/file?syncNumber=1"),
+        )
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+        assert_eq!(resp.status(), 201);
+    }
+    let closed: Value = req(&a, Method::PUT, &format!("{ot}/syncs/1"))
+        .json(&json!({"operation": "COMPLETE"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(closed["kept"], 60);
+
+    // Sync 2 opened through A; uploads through both replicas at once: d0..d39 each uploaded
+    // three times (twice through A, once through B), d40..d49 touched through B, d50..d59 left out.
+    assert_eq!(
+        req(&a, Method::POST, &format!("{ot}/syncs"))
+            .json(&json!({"operation": "START"}))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    let mut tasks = Vec::new();
+    for round in 0..3 {
+        for i in 0..40 {
+            let r = if round == 1 {
+                b.base.clone()
+            } else {
+                a.base.clone()
+            };
+            let (client, ot) = (client.clone(), ot.clone());
+            tasks.push(tokio::spawn(async move {
+                let form = multipart::Form::new().part(
+                    "file",
+                    multipart::Part::bytes(format!("doc {i} round {round}").into_bytes())
+                        .file_name(format!("{i}.txt")),
+                );
+                client
+                    .put(format!("{r}{ot}/objects/d{i}/file?syncNumber=2"))
+                    .basic_auth(EMAIL, Some(TOKEN))
+                    .multipart(form)
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16()
+            }));
+        }
+    }
+    for i in 40..50 {
+        let (client, ot, r) = (client.clone(), ot.clone(), b.base.clone());
+        tasks.push(tokio::spawn(async move {
+            client
+                .put(format!("{r}{ot}/objects/d{i}?syncNumber=2"))
+                .basic_auth(EMAIL, Some(TOKEN))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }));
+    }
+    for t in tasks {
+        let status = t.await.unwrap();
+        assert!(status == 200 || status == 204, "status {status}");
+    }
+    let closed: Value = req(&b, Method::PUT, &format!("{ot}/syncs/2"))
+        .json(&json!({"operation": "COMPLETE"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(closed["removed"], 10, "{closed}");
+    assert_eq!(closed["kept"], 50, "{closed}");
+    assert_eq!(closed["uploaded"], 120, "{closed}");
+    assert_eq!(closed["touched"], 10, "{closed}");
+
+    for i in 0..60 {
+        let r = if i % 2 == 0 { &b } else { &a };
+        let rec: Value = req(r, Method::GET, &format!("{ot}/objects/d{i}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        match i {
+            0..40 => {
+                assert_eq!(rec["version"], 4, "d{i}: {rec}");
+                assert_eq!(rec["syncNumber"], 2);
+                assert_eq!(rec["removed"], false);
+            }
+            40..50 => {
+                assert_eq!(rec["version"], 1, "d{i}");
+                assert_eq!(rec["syncNumber"], 2);
+                assert_eq!(rec["removed"], false);
+            }
+            _ => {
+                assert_eq!(rec["removed"], true, "d{i}");
+                assert_eq!(rec["syncNumber"], 1);
+            }
+        }
+    }
+    drop((a, b));
+    admin
+        .execute_unprepared(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}
