@@ -1,0 +1,311 @@
+//! Crash safety on SQLite: `kill -9` in the middle of a streamed upload and in the middle of a
+//! sync close; after a restart there is no half-written record, nothing of a closed sync is lost
+//! and versions are consistent.
+
+use std::{
+    process::{Child, Command, Stdio},
+    sync::Arc,
+    time::Duration,
+};
+
+use inlet_core::{
+    RecordStore,
+    record::Scope,
+    source::{CUSTOM, NewObjectType, NewSource, SourceDataType},
+    sync::{CloseOperation, OpenOperation, SyncState},
+    testkit,
+};
+use inlet_store_seaorm::SeaOrmStore;
+use reqwest::Client;
+use sea_orm::{ConnectionTrait, DbBackend, Statement};
+
+const INLET: &str = env!("CARGO_BIN_EXE_inlet");
+const EMAIL: &str = "crash@example.test";
+const TOKEN: &str = "crash-token";
+
+fn spawn(db: &str, port: u16) -> Child {
+    Command::new(INLET)
+        .args([
+            "serve",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--database",
+            db,
+        ])
+        .env("INLET_ADMIN_EMAIL", EMAIL)
+        .env("INLET_ADMIN_API_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn ready(client: &Client, base: &str) {
+    for _ in 0..150 {
+        if client
+            .get(format!("{base}/api/v1/openapi.json"))
+            .send()
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("server did not start");
+}
+
+fn kill9(child: &mut Child) {
+    // SIGKILL: no destructor, no graceful shutdown.
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+struct Fixture {
+    dir: std::path::PathBuf,
+    db: String,
+    scope: Scope,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A SQLite file with the crash admin and one RECORD source whose sync 1 is closed with `n`
+/// records and sync 2 is open with none of them touched.
+async fn fixture(n: i64) -> Fixture {
+    let dir = std::env::temp_dir().join(format!("inlet-crash-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}?mode=rwc", dir.join("inlet.db").display());
+    let stores = inlet_server::open_stores(&db).await.unwrap();
+    inlet_server::auth::bootstrap(
+        &stores.tokens,
+        inlet_server::auth::AdminEnv {
+            email: Some(EMAIL.into()),
+            password: None,
+            api_token: Some(TOKEN.into()),
+        },
+    )
+    .await
+    .unwrap();
+    let admin = stores.tokens.user_by_email(EMAIL).await.unwrap().unwrap();
+    let store = Arc::new(SeaOrmStore::connect(&db).await.unwrap());
+    let source = NewSource {
+        definition_type: CUSTOM.into(),
+        config_type: CUSTOM.into(),
+        external_id: "crash".into(),
+        name: "Crash".into(),
+        track_status: true,
+        object_types: vec![NewObjectType {
+            name: "Docs".into(),
+            external_id: "docs".into(),
+            source_data_type: SourceDataType::Record,
+            data_type: None,
+            fields: vec![],
+            tag_configs: vec![],
+            facets: vec![],
+            templates: None,
+        }],
+    }
+    .build(admin.workspace_id, inlet_core::time::now())
+    .unwrap();
+    store.create_source(&source).await.unwrap();
+    let scope = Scope {
+        workspace_id: admin.workspace_id,
+        source_id: source.id,
+        object_type_id: source.object_types[0].id,
+    };
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    store
+        .put_record(testkit::write(scope, "seed", Some(1), Some("s")))
+        .await
+        .unwrap();
+    // Bulk rows for the close to chew on, in one statement.
+    let sql = format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n}) \
+         INSERT INTO records (id, object_type_id, external_id, source_id, version, title, url, content, tags, \
+           external_checksum, created_date, modified_date, modified_by, sync_number, removed, extraction) \
+         SELECT 'bulk-' || i, '{ot}', 'bulk-' || i, '{src}', 1, 't', NULL, 'text ' || i, '{{}}', 'c', 0, 0, 'x', 1, FALSE, '{{}}' FROM n",
+        ot = scope.object_type_id,
+        src = scope.source_id
+    );
+    store
+        .connection()
+        .execute_raw(Statement::from_string(DbBackend::Sqlite, sql))
+        .await
+        .unwrap();
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    Fixture { dir, db, scope }
+}
+
+async fn live_count(store: &SeaOrmStore, scope: Scope) -> i64 {
+    let row = store
+        .connection()
+        .query_one_raw(Statement::from_string(
+            DbBackend::Sqlite,
+            format!(
+                "SELECT COUNT(*) AS n FROM records WHERE object_type_id = '{}' AND NOT removed",
+                scope.object_type_id
+            ),
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    row.try_get("", "n").unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_during_close_is_all_or_nothing() {
+    let n = 200_000;
+    let f = fixture(n).await;
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = spawn(&f.db, port);
+    let client = Client::new();
+    ready(&client, &base).await;
+    let url = format!(
+        "{base}/api/v1/sources/{}/objecttypes/{}/syncs/2",
+        f.scope.source_id, f.scope.object_type_id
+    );
+    let close = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .put(url)
+                .basic_auth(EMAIL, Some(TOKEN))
+                .json(&serde_json::json!({"operation": "COMPLETE"}))
+                .send()
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    kill9(&mut server);
+    let _ = close.await;
+
+    let store = SeaOrmStore::connect(&f.db).await.unwrap();
+    let run = store.get_sync(f.scope, 2).await.unwrap();
+    let live = live_count(&store, f.scope).await;
+    match run.state {
+        SyncState::Open => {
+            println!("killed mid-close: the close rolled back");
+            assert_eq!(live, n + 1, "an interrupted close removed records");
+            let run = store
+                .close_sync(f.scope, 2, CloseOperation::Complete)
+                .await
+                .unwrap();
+            assert_eq!(run.counters.removed as i64, n + 1);
+        }
+        SyncState::Completed => {
+            println!("the close finished before the kill");
+            assert_eq!(live, 0);
+            assert_eq!(run.counters.removed as i64, n + 1);
+        }
+        SyncState::Failed => panic!("unexpected FAILED"),
+    }
+    assert_eq!(live_count(&store, f.scope).await, 0);
+    // Sync 1's data is intact: the seed record keeps its version and checksum.
+    let seed = store
+        .get_record(&testkit::key(f.scope, "seed"))
+        .await
+        .unwrap();
+    assert_eq!(seed.version, 1);
+    assert_eq!(seed.external_checksum.as_deref(), Some("s"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_during_a_streamed_upload_leaves_no_record() {
+    let f = fixture(10).await;
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = spawn(&f.db, port);
+    let client = Client::new();
+    ready(&client, &base).await;
+    let object = format!(
+        "{base}/api/v1/sources/{}/objecttypes/{}/objects",
+        f.scope.source_id, f.scope.object_type_id
+    );
+    // The seed record is updated with a new version first (sync 2), and stays at that version.
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(b"seed v2".to_vec()).file_name("seed.txt"),
+    );
+    let resp = client
+        .put(format!(
+            "{object}/seed/file?syncNumber=2&externalChecksum=s2"
+        ))
+        .basic_auth(EMAIL, Some(TOKEN))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+
+    // A slow multipart body: half the file, then the server dies.
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
+    let boundary = "crashboundary";
+    let body = reqwest::Body::wrap_stream(tokio_stream_from(rx));
+    let upload = tokio::spawn({
+        let client = client.clone();
+        let url = format!("{object}/half/file?syncNumber=2");
+        async move {
+            client
+                .put(url)
+                .basic_auth(EMAIL, Some(TOKEN))
+                .header(
+                    "Content-Type",
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .body(body)
+                .send()
+                .await
+        }
+    });
+    tx.send(Ok(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"half.txt\"\r\n\r\n").into_bytes())).await.unwrap();
+    tx.send(Ok(vec![b'x'; 256 * 1024])).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    kill9(&mut server);
+    drop(tx);
+    let _ = upload.await;
+
+    let store = SeaOrmStore::connect(&f.db).await.unwrap();
+    assert!(
+        store
+            .get_record(&testkit::key(f.scope, "half"))
+            .await
+            .is_err(),
+        "a half-uploaded record exists"
+    );
+    let seed = store
+        .get_record(&testkit::key(f.scope, "seed"))
+        .await
+        .unwrap();
+    assert_eq!(seed.version, 2);
+    assert_eq!(seed.content, "seed v2");
+    assert_eq!(seed.external_checksum.as_deref(), Some("s2"));
+    let run = store.get_sync(f.scope, 2).await.unwrap();
+    assert_eq!(run.state, SyncState::Open);
+    assert_eq!(run.counters.uploaded, 1);
+}
+
+fn tokio_stream_from(
+    mut rx: tokio::sync::mpsc::Receiver<Result<Vec<u8>, std::io::Error>>,
+) -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> {
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
