@@ -4,7 +4,11 @@
 //! Handlers take an [`Auth`] and call [`Auth::reader`] or [`Auth::writer`]; new schemes (Bearer)
 //! become new variants of [`Auth`] without reshaping handlers.
 
-use std::sync::Arc;
+use std::{
+    collections::HashMap,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use argon2::{
     Argon2,
@@ -14,6 +18,7 @@ use inlet_core::{
     Error, TokenStore, time,
     token::{Access, ApiToken, DEFAULT_WORKSPACE, Principal, Role, User, Workspace},
 };
+use parking_lot::Mutex;
 use poem::Request;
 use poem_openapi::{SecurityScheme, auth::Basic};
 use rand::{Rng, distr::Alphanumeric};
@@ -31,14 +36,60 @@ async fn check_basic(req: &Request, basic: Basic) -> poem::Result<Principal> {
     let state = req
         .data::<AppState>()
         .ok_or_else(|| ApiError::internal("application state missing"))?;
-    let user = state
-        .tokens
-        .user_by_token_hash(&hash_secret(&basic.password))
-        .await
-        .map_err(ApiError::from)?;
+    let hash = hash_secret(&basic.password);
+    let user = match state.credentials.get(&hash) {
+        Some(user) => Some(user),
+        None => {
+            let user = state
+                .tokens
+                .user_by_token_hash(&hash)
+                .await
+                .map_err(ApiError::from)?;
+            if let Some(u) = &user {
+                state.credentials.put(hash, u.clone());
+            }
+            user
+        }
+    };
     match user {
         Some(u) if u.email.eq_ignore_ascii_case(&basic.username) => Ok(Principal::full(&u)),
         _ => Err(ApiError::unauthorized("invalid e-mail or API token").into()),
+    }
+}
+
+/// How long a verified API token is trusted without asking the store again. A token revoked on
+/// another replica stops working there within this time; the replica that revokes forgets at once.
+pub const CREDENTIAL_CACHE_TTL: Duration = Duration::from_secs(5);
+/// Verified tokens remembered per process before the cache starts over.
+const CREDENTIAL_CACHE_ENTRIES: usize = 10_000;
+
+/// Verified API tokens (by hash) with the user they belong to, for [`CREDENTIAL_CACHE_TTL`].
+/// Only successes are kept, so a wrong token always reaches the store.
+#[derive(Debug, Default)]
+pub struct CredentialCache {
+    entries: Mutex<HashMap<String, (User, Instant)>>,
+}
+
+impl CredentialCache {
+    fn get(&self, hash: &str) -> Option<User> {
+        let entries = self.entries.lock();
+        entries
+            .get(hash)
+            .filter(|(_, at)| at.elapsed() < CREDENTIAL_CACHE_TTL)
+            .map(|(u, _)| u.clone())
+    }
+
+    fn put(&self, hash: String, user: User) {
+        let mut entries = self.entries.lock();
+        if entries.len() >= CREDENTIAL_CACHE_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(hash, (user, Instant::now()));
+    }
+
+    /// Forgets every cached credential (after a revocation on this replica).
+    pub fn clear(&self) {
+        self.entries.lock().clear();
     }
 }
 

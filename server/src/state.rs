@@ -5,7 +5,7 @@ use std::sync::Arc;
 use inlet_core::{RecordStore, TokenStore};
 use tokio::sync::Semaphore;
 
-use crate::config::Settings;
+use crate::{auth::CredentialCache, config::Settings};
 
 /// Stores, settings and the extraction concurrency bound.
 #[derive(Clone)]
@@ -18,6 +18,8 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Permits for extractions running at once.
     pub extraction_permits: Arc<Semaphore>,
+    /// Recently verified API tokens.
+    pub credentials: Arc<CredentialCache>,
 }
 
 impl AppState {
@@ -32,6 +34,7 @@ impl AppState {
             tokens,
             extraction_permits: Arc::new(Semaphore::new(settings.extraction_concurrency.max(1))),
             settings: Arc::new(settings),
+            credentials: Arc::default(),
         }
     }
 }

@@ -134,17 +134,7 @@ async fn fixture(n: i64) -> Fixture {
         .await
         .unwrap();
     // Bulk rows for the close to chew on, in one statement.
-    let sql = format!(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n}) \
-         INSERT INTO records (id, object_type_id, external_id, source_id, version, title, url, content, tags, \
-           external_checksum, created_date, modified_date, modified_by, sync_number, removed, extraction) \
-         SELECT 'bulk-' || i, '{ot}', 'bulk-' || i, '{src}', 1, 't', NULL, 'text ' || i, '{{}}', 'c', 0, 0, 'x', 1, FALSE, '{{}}' FROM n",
-        ot = scope.object_type_id,
-        src = scope.source_id
-    );
-    store
-        .connection()
-        .execute_raw(Statement::from_string(DbBackend::Sqlite, sql))
+    inlet_tests::bulk_records(store.connection(), scope, n, 1)
         .await
         .unwrap();
     store

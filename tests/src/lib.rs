@@ -215,3 +215,31 @@ pub fn stores(
 ) {
     (server.state.records.clone(), server.state.tokens.clone())
 }
+
+/// Inserts `n` live records `bulk-1..=n` of sync `sync_number` into an object type with one
+/// set-based statement (for benchmarks and crash tests that need many rows fast).
+pub async fn bulk_records(
+    db: &sea_orm::DatabaseConnection,
+    scope: inlet_core::record::Scope,
+    n: i64,
+    sync_number: i64,
+) -> Result<u64, sea_orm::DbErr> {
+    use sea_orm::{ConnectionTrait, DbBackend, Statement};
+    let backend = db.get_database_backend();
+    let numbers = match backend {
+        DbBackend::Postgres => format!("SELECT generate_series(1, {n}) AS i"),
+        _ => format!(
+            "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) SELECT i FROM s"
+        ),
+    };
+    let sql = format!(
+        "INSERT INTO records (id, object_type_id, external_id, source_id, version, title, url, content, tags, \
+           external_checksum, created_date, modified_date, modified_by, sync_number, removed, extraction) \
+         SELECT '{ot}-' || i, '{ot}', 'bulk-' || i, '{src}', 1, 'bulk.txt', NULL, 'text of record ' || i, '{{}}', \
+           'c', 0, 0, 'bench@example.test', {sync_number}, FALSE, '{{}}' FROM ({numbers}) AS numbers",
+        ot = scope.object_type_id,
+        src = scope.source_id,
+    );
+    let res = db.execute_raw(Statement::from_string(backend, sql)).await?;
+    Ok(res.rows_affected())
+}

@@ -26,7 +26,14 @@ pub struct SeaOrmStore {
     db: DatabaseConnection,
     /// SQLite has one writer at a time: writes queue here rather than failing with "busy".
     write_lock: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
+    /// Sources never change once created, so every replica may keep them.
+    sources: std::sync::Arc<
+        std::sync::RwLock<std::collections::HashMap<uuid::Uuid, inlet_core::source::Source>>,
+    >,
 }
+
+/// Sources kept in memory per process before the cache starts over.
+const SOURCE_CACHE_ENTRIES: usize = 10_000;
 
 impl SeaOrmStore {
     /// Connects to `url` (`sqlite://...` or `postgres://...`) and runs pending migrations.
@@ -56,7 +63,11 @@ impl SeaOrmStore {
         }
         let write_lock = (db.get_database_backend() == DbBackend::Sqlite)
             .then(|| std::sync::Arc::new(tokio::sync::Mutex::new(())));
-        Ok(Self { db, write_lock })
+        Ok(Self {
+            db,
+            write_lock,
+            sources: Default::default(),
+        })
     }
 
     /// The underlying connection (for tests and tools).

@@ -65,13 +65,20 @@ const M0001_UP: &[&str] = &[
         close_operation TEXT,
         started_at BIGINT NOT NULL,
         closed_at BIGINT,
-        uploaded BIGINT NOT NULL DEFAULT 0,
-        touched BIGINT NOT NULL DEFAULT 0,
-        unchanged BIGINT NOT NULL DEFAULT 0,
-        extraction_failures BIGINT NOT NULL DEFAULT 0,
         removed BIGINT NOT NULL DEFAULT 0,
         kept BIGINT,
         PRIMARY KEY (object_type_id, sync_number))",
+    // Write counters are spread over shards so concurrent writers of one sync do not queue on one
+    // row; a sync's counters are the sums.
+    "CREATE TABLE sync_counters (
+        object_type_id TEXT NOT NULL,
+        sync_number BIGINT NOT NULL,
+        shard INTEGER NOT NULL,
+        uploaded BIGINT NOT NULL,
+        touched BIGINT NOT NULL,
+        unchanged BIGINT NOT NULL,
+        extraction_failures BIGINT NOT NULL,
+        PRIMARY KEY (object_type_id, sync_number, shard))",
     "CREATE TABLE records (
         id TEXT PRIMARY KEY,
         object_type_id TEXT NOT NULL REFERENCES object_types(id),

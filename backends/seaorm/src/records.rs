@@ -49,6 +49,30 @@ struct ObjectTypeState {
     open_sync: Option<i64>,
 }
 
+/// Counter shards per sync (see the `sync_counters` table).
+const COUNTER_SHARDS: u64 = 16;
+
+/// A sync run with its summed counters; append a WHERE on `s.` columns, then [`SYNC_GROUP`].
+const SYNC_SELECT: &str = "SELECT s.object_type_id, s.sync_number, s.operation, s.state, \
+    s.close_operation, s.started_at, s.closed_at, s.removed, s.kept, \
+    CAST(COALESCE(SUM(c.uploaded), 0) AS BIGINT) AS uploaded, \
+    CAST(COALESCE(SUM(c.touched), 0) AS BIGINT) AS touched, \
+    CAST(COALESCE(SUM(c.unchanged), 0) AS BIGINT) AS unchanged, \
+    CAST(COALESCE(SUM(c.extraction_failures), 0) AS BIGINT) AS extraction_failures \
+    FROM sync_runs s LEFT JOIN sync_counters c \
+    ON c.object_type_id = s.object_type_id AND c.sync_number = s.sync_number";
+
+const SYNC_GROUP: &str = " GROUP BY s.object_type_id, s.sync_number, s.operation, s.state, \
+    s.close_operation, s.started_at, s.closed_at, s.removed, s.kept";
+
+/// The counter shard of a write: spread by externalId.
+fn counter_shard(external_id: &str) -> i64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    external_id.hash(&mut h);
+    (h.finish() % COUNTER_SHARDS) as i64
+}
+
 const RECORD_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
     r.title, r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
     r.modified_by, r.sync_number, r.removed, r.extraction, o.name AS ot_name, \
@@ -151,7 +175,9 @@ impl SeaOrmStore {
         let row = one(
             db,
             self.stmt(
-                "SELECT * FROM sync_runs WHERE object_type_id = $1 AND sync_number = $2",
+                &format!(
+                    "{SYNC_SELECT} WHERE s.object_type_id = $1 AND s.sync_number = $2{SYNC_GROUP}"
+                ),
                 vec![object_type_id.to_string().into(), sync_number.into()],
             ),
         )
@@ -159,37 +185,92 @@ impl SeaOrmStore {
         row.as_ref().map(sync_from_row).transpose()
     }
 
+    /// Adds one write to its sync's counters (on a shard chosen by `external_id`).
     async fn count_event(
         &self,
         db: &impl ConnectionTrait,
         object_type_id: Uuid,
         sync_number: Option<i64>,
+        external_id: &str,
         event: SyncEvent,
     ) -> Result<()> {
         let Some(n) = sync_number else {
             return Ok(());
         };
-        let set = match event {
-            SyncEvent::Uploaded {
-                extraction_failed: true,
-            } => "uploaded = uploaded + 1, extraction_failures = extraction_failures + 1",
-            SyncEvent::Uploaded {
-                extraction_failed: false,
-            } => "uploaded = uploaded + 1",
-            SyncEvent::Touched => "touched = touched + 1",
-            SyncEvent::Unchanged => "unchanged = unchanged + 1",
-        };
+        let mut c = SyncCounters::default();
+        c.count(event);
+        let shard = counter_shard(external_id);
+        let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         exec(
             db,
             self.stmt(
-                &format!(
-                    "UPDATE sync_runs SET {set} WHERE object_type_id = $1 AND sync_number = $2"
-                ),
-                vec![object_type_id.to_string().into(), n.into()],
+                "INSERT INTO sync_counters (object_type_id, sync_number, shard, uploaded, touched, \
+                     unchanged, extraction_failures) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (object_type_id, sync_number, shard) DO UPDATE SET \
+                     uploaded = sync_counters.uploaded + excluded.uploaded, \
+                     touched = sync_counters.touched + excluded.touched, \
+                     unchanged = sync_counters.unchanged + excluded.unchanged, \
+                     extraction_failures = sync_counters.extraction_failures + excluded.extraction_failures",
+                vec![
+                    object_type_id.to_string().into(),
+                    n.into(),
+                    shard.into(),
+                    as_i64(c.uploaded).into(),
+                    as_i64(c.touched).into(),
+                    as_i64(c.unchanged).into(),
+                    as_i64(c.extraction_failures).into(),
+                ],
             ),
         )
         .await?;
         Ok(())
+    }
+
+    /// PostgreSQL's touch in one statement: the record's row lock orders it against a racing
+    /// COMPLETE (which re-checks a locked row after it commits), so no object-type lock is needed.
+    /// `None` when it did not apply; the caller then takes the checking path for the exact error.
+    async fn touch_in_one_statement(
+        &self,
+        key: &RecordKey,
+        sync_number: i64,
+        if_match: Option<&str>,
+        event: SyncEvent,
+    ) -> Result<Option<Record>> {
+        let if_match = if_match.filter(|m| *m != "*").map(str::to_string);
+        let row = one(
+            &self.db,
+            self.stmt(
+                "WITH t AS (UPDATE records AS r SET sync_number = $3 FROM object_types AS o \
+                     WHERE r.object_type_id = $1 AND r.external_id = $2 AND NOT r.removed \
+                       AND o.id = r.object_type_id AND o.source_id = $4 AND o.workspace_id = $5 \
+                       AND o.open_sync = $3 \
+                       AND (CAST($6 AS TEXT) IS NULL OR r.external_checksum = $6) \
+                     RETURNING r.id, r.external_id, r.source_id, r.object_type_id, r.version, r.title, \
+                       r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
+                       r.modified_by, r.sync_number, r.removed, r.extraction, o.name AS ot_name, \
+                       o.current_sync AS ot_current_sync), \
+                 c AS (INSERT INTO sync_counters (object_type_id, sync_number, shard, uploaded, \
+                       touched, unchanged, extraction_failures) \
+                     SELECT $1, $3, $7, 0, $8, $9, 0 FROM t \
+                     ON CONFLICT (object_type_id, sync_number, shard) DO UPDATE SET \
+                       touched = sync_counters.touched + excluded.touched, \
+                       unchanged = sync_counters.unchanged + excluded.unchanged) \
+                 SELECT * FROM t",
+                vec![
+                    key.scope.object_type_id.to_string().into(),
+                    key.external_id.clone().into(),
+                    sync_number.into(),
+                    key.scope.source_id.to_string().into(),
+                    key.scope.workspace_id.to_string().into(),
+                    if_match.into(),
+                    counter_shard(&key.external_id).into(),
+                    i64::from(event == SyncEvent::Touched).into(),
+                    i64::from(event == SyncEvent::Unchanged).into(),
+                ],
+            ),
+        )
+        .await?;
+        row.as_ref().map(record_from_row).transpose()
     }
 
     /// Reads a record; with `lock` (PostgreSQL) its row stays locked until the transaction ends.
@@ -205,7 +286,8 @@ impl SeaOrmStore {
         };
         let sql = format!(
             "SELECT {RECORD_COLUMNS} FROM records r JOIN object_types o ON o.id = r.object_type_id \
-             WHERE r.object_type_id = $1 AND r.external_id = $2{lock}"
+             WHERE r.object_type_id = $1 AND r.external_id = $2 AND o.source_id = $3 \
+               AND o.workspace_id = $4{lock}"
         );
         let row = one(
             db,
@@ -214,6 +296,8 @@ impl SeaOrmStore {
                 vec![
                     key.scope.object_type_id.to_string().into(),
                     key.external_id.clone().into(),
+                    key.scope.source_id.to_string().into(),
+                    key.scope.workspace_id.to_string().into(),
                 ],
             ),
         )
@@ -274,6 +358,15 @@ impl RecordStore for SeaOrmStore {
     }
 
     async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source> {
+        if let Ok(cache) = self.sources.read()
+            && let Some(s) = cache.get(&source_id)
+        {
+            return if s.workspace_id == workspace_id {
+                Ok(s.clone())
+            } else {
+                Err(Error::not_found(format!("source {source_id} not found")))
+            };
+        }
         let row = one(
             &self.db,
             self.stmt(
@@ -286,7 +379,15 @@ impl RecordStore for SeaOrmStore {
         )
         .await?
         .ok_or_else(|| Error::not_found(format!("source {source_id} not found")))?;
-        serde_json::from_str(&get::<String>(&row, "body")?).map_err(json_error)
+        let source: Source =
+            serde_json::from_str(&get::<String>(&row, "body")?).map_err(json_error)?;
+        if let Ok(mut cache) = self.sources.write() {
+            if cache.len() >= crate::SOURCE_CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(source_id, source.clone());
+        }
+        Ok(source)
     }
 
     async fn open_sync(&self, scope: Scope, op: OpenOperation) -> Result<SyncRun> {
@@ -429,7 +530,9 @@ impl RecordStore for SeaOrmStore {
         let rows = all(
             &self.db,
             self.stmt(
-                "SELECT * FROM sync_runs WHERE object_type_id = $1 ORDER BY sync_number DESC",
+                &format!(
+                    "{SYNC_SELECT} WHERE s.object_type_id = $1{SYNC_GROUP} ORDER BY s.sync_number DESC"
+                ),
                 vec![scope.object_type_id.to_string().into()],
             ),
         )
@@ -496,6 +599,7 @@ impl RecordStore for SeaOrmStore {
             &txn,
             scope.object_type_id,
             write.sync_number,
+            &write.key.external_id,
             SyncEvent::Uploaded { extraction_failed },
         )
         .await?;
@@ -511,6 +615,13 @@ impl RecordStore for SeaOrmStore {
     }
 
     async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record> {
+        if let (sea_orm::DbBackend::Postgres, Some(n)) = (self.backend(), touch.sync_number)
+            && let Some(record) = self
+                .touch_in_one_statement(key, n, touch.if_match.as_deref(), touch.event)
+                .await?
+        {
+            return Ok(record);
+        }
         let _w = self.write_guard().await;
         let txn = self.db.begin().await.map_err(db_error)?;
         let state = self
@@ -542,6 +653,7 @@ impl RecordStore for SeaOrmStore {
             &txn,
             key.scope.object_type_id,
             touch.sync_number,
+            &key.external_id,
             touch.event,
         )
         .await?;
