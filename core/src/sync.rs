@@ -171,10 +171,10 @@ pub fn current_number(latest: Option<&SyncRun>) -> i64 {
     latest.map_or(0, |r| r.sync_number)
 }
 
-/// The sync a write joins: the given (open) sync, or without one, for a new record the latest
-/// sync number and for an existing record its current membership.
-pub fn membership(given: Option<i64>, latest: i64, existing: Option<i64>) -> i64 {
-    given.or(existing).unwrap_or(latest)
+/// The sync a write joins: the given (open) sync, or without one, for a new (or revived) record
+/// the latest sync number and for a live record its current membership.
+pub fn membership(given: Option<i64>, latest: i64, live: Option<i64>) -> i64 {
+    given.or(live).unwrap_or(latest)
 }
 
 #[cfg(test)]

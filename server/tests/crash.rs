@@ -151,8 +151,9 @@ async fn live_count(store: &SeaOrmStore, scope: Scope) -> i64 {
         .query_one_raw(Statement::from_string(
             DbBackend::Sqlite,
             format!(
-                "SELECT COUNT(*) AS n FROM records WHERE object_type_id = '{}' AND NOT removed",
-                scope.object_type_id
+                "SELECT COUNT(*) AS n FROM records WHERE object_type_id = '{ot}' AND NOT removed \
+                 AND sync_number >= (SELECT complete_floor FROM object_types WHERE id = '{ot}')",
+                ot = scope.object_type_id
             ),
         ))
         .await

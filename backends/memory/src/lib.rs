@@ -238,7 +238,7 @@ impl RecordStore for MemoryStore {
             sync_number: sync::membership(
                 write.sync_number,
                 current,
-                existing.map(|r| r.sync_number),
+                existing.filter(|r| !r.removed).map(|r| r.sync_number),
             ),
             removed: false,
             extraction: write.extraction,

@@ -56,7 +56,8 @@ const M0001_UP: &[&str] = &[
         workspace_id TEXT NOT NULL,
         name TEXT NOT NULL,
         current_sync BIGINT NOT NULL DEFAULT 0,
-        open_sync BIGINT)",
+        open_sync BIGINT,
+        complete_floor BIGINT NOT NULL DEFAULT 0)",
     "CREATE TABLE sync_runs (
         object_type_id TEXT NOT NULL REFERENCES object_types(id),
         sync_number BIGINT NOT NULL,

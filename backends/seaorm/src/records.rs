@@ -47,6 +47,8 @@ struct ObjectTypeState {
     name: String,
     current_sync: i64,
     open_sync: Option<i64>,
+    /// The last COMPLETE sync: a record whose sync number is below it was removed by it.
+    complete_floor: i64,
 }
 
 /// Counter shards per sync (see the `sync_counters` table).
@@ -75,8 +77,8 @@ fn counter_shard(external_id: &str) -> i64 {
 
 const RECORD_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
     r.title, r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
-    r.modified_by, r.sync_number, r.removed, r.extraction, o.name AS ot_name, \
-    o.current_sync AS ot_current_sync";
+    r.modified_by, r.sync_number, (r.removed OR r.sync_number < o.complete_floor) AS removed, \
+    r.extraction, o.name AS ot_name, o.current_sync AS ot_current_sync";
 
 fn record_from_row(row: &QueryResult) -> Result<Record> {
     let tags: String = get(row, "tags")?;
@@ -138,7 +140,7 @@ impl SeaOrmStore {
         lock: &str,
     ) -> Result<ObjectTypeState> {
         let sql = format!(
-            "SELECT name, current_sync, open_sync FROM object_types \
+            "SELECT name, current_sync, open_sync, complete_floor FROM object_types \
              WHERE id = $1 AND source_id = $2 AND workspace_id = $3{lock}"
         );
         let row = one(
@@ -163,6 +165,7 @@ impl SeaOrmStore {
             name: get(&row, "name")?,
             current_sync: get(&row, "current_sync")?,
             open_sync: get(&row, "open_sync")?,
+            complete_floor: get(&row, "complete_floor")?,
         })
     }
 
@@ -226,8 +229,8 @@ impl SeaOrmStore {
         Ok(())
     }
 
-    /// PostgreSQL's touch in one statement: the record's row lock orders it against a racing
-    /// COMPLETE (which re-checks a locked row after it commits), so no object-type lock is needed.
+    /// PostgreSQL's touch in one statement. It holds the object type's row `FOR SHARE` like every
+    /// write, so a racing COMPLETE (which takes it `FOR UPDATE`) counts it exactly.
     /// `None` when it did not apply; the caller then takes the checking path for the exact error.
     async fn touch_in_one_statement(
         &self,
@@ -240,10 +243,12 @@ impl SeaOrmStore {
         let row = one(
             &self.db,
             self.stmt(
-                "WITH t AS (UPDATE records AS r SET sync_number = $3 FROM object_types AS o \
-                     WHERE r.object_type_id = $1 AND r.external_id = $2 AND NOT r.removed \
-                       AND o.id = r.object_type_id AND o.source_id = $4 AND o.workspace_id = $5 \
-                       AND o.open_sync = $3 \
+                "WITH o AS (SELECT id, name, current_sync, complete_floor FROM object_types \
+                     WHERE id = $1 AND source_id = $4 AND workspace_id = $5 AND open_sync = $3 \
+                     FOR SHARE), \
+                 t AS (UPDATE records AS r SET sync_number = $3 FROM o \
+                     WHERE r.object_type_id = o.id AND r.external_id = $2 AND NOT r.removed \
+                       AND r.sync_number >= o.complete_floor \
                        AND (CAST($6 AS TEXT) IS NULL OR r.external_checksum = $6) \
                      RETURNING r.id, r.external_id, r.source_id, r.object_type_id, r.version, r.title, \
                        r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
@@ -271,6 +276,60 @@ impl SeaOrmStore {
         )
         .await?;
         row.as_ref().map(record_from_row).transpose()
+    }
+
+    /// SQLite's touch: one conditional UPDATE and the counter, in one transaction (the caller
+    /// holds the writer lock). `None` when it did not apply.
+    async fn touch_sqlite(
+        &self,
+        key: &RecordKey,
+        sync_number: i64,
+        touch: &Touch,
+    ) -> Result<Option<Record>> {
+        let if_match = touch
+            .if_match
+            .as_deref()
+            .filter(|m| *m != "*")
+            .map(str::to_string);
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let row = one(
+            &txn,
+            self.stmt(
+                "UPDATE records SET sync_number = $3 \
+                 WHERE object_type_id = $1 AND external_id = $2 AND NOT removed \
+                   AND (CAST($6 AS TEXT) IS NULL OR external_checksum = $6) \
+                   AND sync_number >= (SELECT complete_floor FROM object_types \
+                       WHERE id = $1 AND source_id = $4 AND workspace_id = $5 AND open_sync = $3) \
+                 RETURNING id, external_id, source_id, object_type_id, version, title, url, content, \
+                   tags, external_checksum, created_date, modified_date, modified_by, sync_number, \
+                   removed, extraction, \
+                   (SELECT name FROM object_types WHERE id = $1) AS ot_name, \
+                   (SELECT current_sync FROM object_types WHERE id = $1) AS ot_current_sync",
+                vec![
+                    key.scope.object_type_id.to_string().into(),
+                    key.external_id.clone().into(),
+                    sync_number.into(),
+                    key.scope.source_id.to_string().into(),
+                    key.scope.workspace_id.to_string().into(),
+                    if_match.into(),
+                ],
+            ),
+        )
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let record = record_from_row(&row)?;
+        self.count_event(
+            &txn,
+            key.scope.object_type_id,
+            Some(sync_number),
+            &key.external_id,
+            touch.event,
+        )
+        .await?;
+        txn.commit().await.map_err(db_error)?;
+        Ok(Some(record))
     }
 
     /// Reads a record; with `lock` (PostgreSQL) its row stays locked until the transaction ends.
@@ -447,7 +506,8 @@ impl RecordStore for SeaOrmStore {
     ) -> Result<SyncRun> {
         let _w = self.write_guard().await;
         let txn = self.db.begin().await.map_err(db_error)?;
-        self.object_type_state(&txn, scope, self.for_update())
+        let ot_state = self
+            .object_type_state(&txn, scope, self.for_update())
             .await?;
         let run = self
             .sync_row(&txn, scope.object_type_id, sync_number)
@@ -455,29 +515,34 @@ impl RecordStore for SeaOrmStore {
             .ok_or_else(|| Error::not_found(format!("sync {sync_number} not found")))?;
         let state = sync::close(&run, op)?;
         let ot = scope.object_type_id.to_string();
-        let removed = if sync::removes_stale(op) {
-            // One set-based statement: every live record that did not join this sync.
-            exec(
-                &txn,
-                self.stmt(
-                    "UPDATE records SET removed = TRUE \
-                     WHERE object_type_id = $1 AND NOT removed AND sync_number <> $2",
-                    vec![ot.clone().into(), sync_number.into()],
-                ),
+        // Live records of the object type with a sync number in [from, to).
+        let live_between = |from: i64, to: i64| {
+            self.stmt(
+                "SELECT COUNT(*) AS n FROM records \
+                 WHERE object_type_id = $1 AND NOT removed AND sync_number >= $2 AND sync_number < $3",
+                vec![ot.clone().into(), from.into(), to.into()],
             )
-            .await?
-        } else {
-            0
         };
-        let kept_row = one(
+        let count = |row: Option<QueryResult>| -> Result<i64> {
+            row.as_ref().map_or(Ok(0), |r| get(r, "n"))
+        };
+        let (removed, floor) = if sync::removes_stale(op) {
+            // Every live record below this sync is stale. Raising the object type's floor to
+            // this sync removes them all in one statement, however many there are.
+            let stale = live_between(ot_state.complete_floor, sync_number);
+            (count(one(&txn, stale).await?)?, sync_number)
+        } else {
+            (0, ot_state.complete_floor)
+        };
+        exec(
             &txn,
             self.stmt(
-                "SELECT COUNT(*) AS kept FROM records WHERE object_type_id = $1 AND NOT removed",
-                vec![ot.clone().into()],
+                "UPDATE object_types SET open_sync = NULL, complete_floor = $2 WHERE id = $1",
+                vec![ot.clone().into(), floor.into()],
             ),
         )
         .await?;
-        let kept: i64 = kept_row.as_ref().map_or(Ok(0), |r| get(r, "kept"))?;
+        let kept = count(one(&txn, live_between(floor, i64::MAX)).await?)?;
         let closed_at = time::now();
         exec(
             &txn,
@@ -490,17 +555,9 @@ impl RecordStore for SeaOrmStore {
                     enum_text(&state)?.into(),
                     enum_text(&op)?.into(),
                     millis(&closed_at).into(),
-                    (removed as i64).into(),
+                    removed.into(),
                     kept.into(),
                 ],
-            ),
-        )
-        .await?;
-        exec(
-            &txn,
-            self.stmt(
-                "UPDATE object_types SET open_sync = NULL WHERE id = $1",
-                vec![ot.into()],
             ),
         )
         .await?;
@@ -510,10 +567,10 @@ impl RecordStore for SeaOrmStore {
             close_operation: Some(op),
             closed_at: Some(closed_at),
             counters: SyncCounters {
-                removed,
+                removed: u64::try_from(removed).unwrap_or(0),
                 ..run.counters
             },
-            kept: Some(kept.max(0) as u64),
+            kept: Some(u64::try_from(kept).unwrap_or(0)),
             ..run
         })
     }
@@ -572,6 +629,7 @@ impl RecordStore for SeaOrmStore {
                 .map_err(json_error)?
                 .into(),
             write.sync_number.into(),
+            state.complete_floor.into(),
         ];
         // One statement creates version 1 or bumps the version atomically.
         let row = one(
@@ -586,7 +644,9 @@ impl RecordStore for SeaOrmStore {
                      content = excluded.content, tags = excluded.tags, \
                      external_checksum = excluded.external_checksum, \
                      modified_date = excluded.modified_date, modified_by = excluded.modified_by, \
-                     sync_number = COALESCE($14, records.sync_number), removed = FALSE, \
+                     sync_number = COALESCE($14, CASE WHEN records.removed \
+                         OR records.sync_number < $15 THEN $12 ELSE records.sync_number END), \
+                     removed = FALSE, \
                      extraction = excluded.extraction \
                  RETURNING version",
                 values,
@@ -623,6 +683,11 @@ impl RecordStore for SeaOrmStore {
             return Ok(record);
         }
         let _w = self.write_guard().await;
+        if let (sea_orm::DbBackend::Sqlite, Some(n)) = (self.backend(), touch.sync_number)
+            && let Some(record) = self.touch_sqlite(key, n, &touch).await?
+        {
+            return Ok(record);
+        }
         let txn = self.db.begin().await.map_err(db_error)?;
         let state = self
             .object_type_state(&txn, key.scope, self.for_share())
@@ -677,7 +742,9 @@ impl RecordStore for SeaOrmStore {
         let changed = exec(
             &self.db,
             self.stmt(
-                "UPDATE records SET removed = TRUE WHERE object_type_id = $1 AND external_id = $2 AND NOT removed",
+                "UPDATE records SET removed = TRUE WHERE object_type_id = $1 AND external_id = $2 \
+                 AND NOT removed \
+                 AND sync_number >= (SELECT complete_floor FROM object_types WHERE id = $1)",
                 vec![
                     key.scope.object_type_id.to_string().into(),
                     key.external_id.clone().into(),
