@@ -4,6 +4,7 @@ pub mod error;
 pub mod extract;
 pub mod record;
 pub mod source;
+pub mod structured;
 pub mod sync;
 pub mod tag;
 pub mod template;

@@ -1,12 +1,16 @@
 //! Records: file upload, metadata, touch, read and delete (spec 4.4, DESIGN 6).
 
+use std::future::Future;
+
 use inlet_core::{
     Error,
-    record::{self, RecordKey, RecordWrite, Touch, UploadDecision},
-    source::{ObjectDataType, ObjectType, SourceDataType},
+    record::{self, Extraction, RecordKey, RecordWrite, Touch, UploadDecision},
+    source::{Field, ObjectDataType, ObjectType, SourceDataType},
+    structured,
     sync::SyncEvent,
-    tag,
+    tag::{self, Tags},
     title::normalize_title,
+    token::Principal,
 };
 use poem::web::Data;
 use poem_openapi::{
@@ -74,8 +78,9 @@ fn file_part(parts: Vec<Part>) -> Result<Part, ApiError> {
     Ok(file)
 }
 
-/// Spec 7's checks of a file attached to a STRUCTURED record.
-fn check_structured_parts(ot: &ObjectType, parts: &[Part]) -> Result<(), ApiError> {
+/// Spec 7's checks of a file attached to a STRUCTURED record: returns the JSON part, the file
+/// part and the field the file's text goes to.
+fn structured_parts(ot: &ObjectType, parts: Vec<Part>) -> Result<(Part, Part, Field), ApiError> {
     if ot.data_type != Some(ObjectDataType::Json) {
         return Err(ApiError::bad_request(
             "Object DataType must be of type JSON",
@@ -86,18 +91,152 @@ fn check_structured_parts(ot: &ObjectType, parts: &[Part]) -> Result<(), ApiErro
             "Expected exactly 2 parts in the multipart request",
         ));
     }
-    let field_part = parts
-        .iter()
-        .find(|p| p.name != FILE_PART)
-        .ok_or_else(|| ApiError::bad_request(format!("multipart part '{FILE_PART}' is missing")))?;
-    let field_id =
-        Uuid::parse_str(&field_part.name).map_err(|_| ApiError::bad_request("ID is invalid"))?;
-    if ot.field(field_id).is_none() {
-        return Err(ApiError::bad_request("ID is invalid"));
+    let (json, file): (Vec<Part>, Vec<Part>) = parts.into_iter().partition(|p| p.name == FILE_PART);
+    let (Some(json), Some(file)) = (json.into_iter().next(), file.into_iter().next()) else {
+        return Err(ApiError::bad_request(format!(
+            "multipart part '{FILE_PART}' with the record's JSON is missing"
+        )));
+    };
+    let field = Uuid::parse_str(&file.name)
+        .ok()
+        .and_then(|id| ot.field(id))
+        .cloned()
+        .ok_or_else(|| ApiError::bad_request("ID is invalid"))?;
+    Ok((json, file, field))
+}
+
+/// What a write stores when its content is (re)built.
+struct Content {
+    title: String,
+    url: Option<String>,
+    content: String,
+    extraction: Extraction,
+}
+
+/// The parts of a write every record endpoint shares.
+struct Write<'a> {
+    state: &'a AppState,
+    principal: &'a Principal,
+    key: RecordKey,
+    sync_number: Option<i64>,
+    checksum: Option<String>,
+    tags: Tags,
+}
+
+impl Write<'_> {
+    /// Stores the write: a checksum equal to the stored one only touches the record (200 with
+    /// current metadata, `build` never runs); otherwise `build` makes the content and the record
+    /// is created (201) or updated (200).
+    async fn store<F>(self, build: F) -> Result<Uploaded, ApiError>
+    where
+        F: Future<Output = Result<Content, ApiError>>,
+    {
+        let records = &self.state.records;
+        let existing = match records.get_record(&self.key).await {
+            Ok(r) => Some(r),
+            Err(Error::NotFound(_)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        if record::decide_upload(existing.as_ref(), self.checksum.as_deref())
+            == UploadDecision::Unchanged
+        {
+            let touch = Touch {
+                sync_number: self.sync_number,
+                if_match: self.checksum.clone(),
+                event: SyncEvent::Unchanged,
+            };
+            match records.touch_record(&self.key, touch).await {
+                Ok(record) => return Ok(Uploaded::Ok(Json((&record).into()))),
+                // Changed or removed since we looked: store this write instead.
+                Err(Error::PreconditionFailed(_) | Error::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let content = build.await?;
+        let outcome = records
+            .put_record(RecordWrite {
+                key: self.key,
+                sync_number: self.sync_number,
+                title: content.title,
+                url: content.url,
+                content: content.content,
+                tags: self.tags,
+                external_checksum: self.checksum,
+                extraction: content.extraction,
+                modified_by: self.principal.email.clone(),
+            })
+            .await?;
+        let meta = Json(RecordMetadata::from(&outcome.record));
+        Ok(if outcome.created {
+            Uploaded::Created(meta)
+        } else {
+            Uploaded::Ok(meta)
+        })
     }
-    Err(ApiError::bad_request(
-        "attaching a file to a STRUCTURED record is not available in this version",
+}
+
+/// Checks shared by the upload and JSON push: credentials, source (trackStatus), object type,
+/// externalId, tags and the sync number.
+#[allow(clippy::too_many_arguments)]
+async fn prepare<'a>(
+    state: &'a AppState,
+    auth: &'a Auth,
+    source_id: Uuid,
+    object_type_id: Uuid,
+    external_id: String,
+    sync_number: Option<i64>,
+    checksum: Option<String>,
+    tag_headers: &[String],
+) -> Result<(ObjectType, Write<'a>), ApiError> {
+    let principal = auth.writer()?;
+    let (source, ot, scope) = object_type(state, principal, source_id, object_type_id).await?;
+    if !source.track_status {
+        return Err(ApiError::not_found(
+            "this source was created without trackStatus=true and accepts no uploads",
+        ));
+    }
+    let key = record_key(scope, external_id)?;
+    let tags = tag::parse_tags(&ot, tag_headers.iter().map(|t| t.as_bytes()))?;
+    if let Some(n) = sync_number {
+        ensure_open(state, scope, n).await?;
+    }
+    Ok((
+        ot,
+        Write {
+            state,
+            principal,
+            key,
+            sync_number,
+            checksum,
+            tags,
+        },
     ))
+}
+
+fn json_record(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the '{FILE_PART}' part must hold the record's JSON: {e}"
+        ))
+    })
+}
+
+fn structured_content(
+    ot: &ObjectType,
+    record: &serde_json::Value,
+    external_url: Option<String>,
+    extraction: Extraction,
+) -> Result<Content, ApiError> {
+    let built = structured::build(ot, record)?;
+    Ok(Content {
+        title: built.title,
+        url: built.url.or(external_url),
+        extraction: Extraction {
+            chars: built.content.chars().count() as u64,
+            ..extraction
+        },
+        content: built.content,
+    })
 }
 
 #[OpenApi(tag = "ApiTags::Objects")]
@@ -132,71 +271,107 @@ impl ObjectsApi {
         tags: Header<Vec<String>>,
         body: FileUpload,
     ) -> Result<Uploaded, ApiError> {
-        let principal = auth.writer()?;
-        let (source, ot, scope) =
-            object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        if !source.track_status {
-            return Err(ApiError::not_found(
-                "this source was created without trackStatus=true and accepts no uploads",
-            ));
-        }
-        let key = record_key(scope, external_id.0)?;
-        let tags = tag::parse_tags(&ot, tags.0.iter().map(|t| t.as_bytes()))?;
-        let sync_number = sync_number.0;
-        if let Some(n) = sync_number {
-            ensure_open(&state, scope, n).await?;
-        }
+        let (ot, write) = prepare(
+            &state,
+            &auth,
+            source_id.0,
+            object_type_id.0,
+            external_id.0,
+            sync_number.0,
+            external_checksum.0,
+            &tags.0,
+        )
+        .await?;
         let parts = body.parts(state.settings.max_upload_bytes).await?;
+        let label = format!("{}/{}/{}", source_id.0, ot.id, write.key.external_id);
+        let external_url = external_url.0;
         if ot.source_data_type == SourceDataType::Structured {
-            check_structured_parts(&ot, &parts)?;
+            let (json, file, field) = structured_parts(&ot, parts)?;
+            let state = &state;
+            return write
+                .store(async move {
+                    let bytes = tokio::task::spawn_blocking(move || json.file.read_all())
+                        .await
+                        .map_err(ApiError::internal)?
+                        .map_err(ApiError::internal)?;
+                    let mut record = json_record(&bytes)?;
+                    let extracted = extraction::extract(state, file.file, &label).await;
+                    structured::place_text(&mut record, &field.content_selector, extracted.text)?;
+                    structured_content(&ot, &record, external_url, extracted.extraction)
+                })
+                .await;
         }
         let file = file_part(parts)?;
-        let checksum = external_checksum.0;
-
-        let existing = match state.records.get_record(&key).await {
-            Ok(r) => Some(r),
-            Err(Error::NotFound(_)) => None,
-            Err(e) => return Err(e.into()),
-        };
-        if record::decide_upload(existing.as_ref(), checksum.as_deref())
-            == UploadDecision::Unchanged
-        {
-            let touch = Touch {
-                sync_number,
-                if_match: checksum.clone(),
-                event: SyncEvent::Unchanged,
-            };
-            match state.records.touch_record(&key, touch).await {
-                Ok(record) => return Ok(Uploaded::Ok(Json((&record).into()))),
-                // Changed or removed since we looked: store this upload instead.
-                Err(Error::PreconditionFailed(_) | Error::NotFound(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-
-        let title = normalize_title(file.file_name.as_deref().unwrap_or(&key.external_id));
-        let label = format!("{}/{}/{}", source.id, ot.id, key.external_id);
-        let extracted = extraction::extract(&state, file.file, &label).await;
-        let outcome = state
-            .records
-            .put_record(RecordWrite {
-                key,
-                sync_number,
-                title,
-                url: external_url.0,
-                content: extracted.text,
-                tags,
-                external_checksum: checksum,
-                extraction: extracted.extraction,
-                modified_by: principal.email.clone(),
+        let title = normalize_title(file.file_name.as_deref().unwrap_or(&write.key.external_id));
+        let state = &state;
+        write
+            .store(async move {
+                let extracted = extraction::extract(state, file.file, &label).await;
+                Ok(Content {
+                    title,
+                    url: external_url,
+                    content: extracted.text,
+                    extraction: extracted.extraction,
+                })
             })
-            .await?;
-        let meta = Json(RecordMetadata::from(&outcome.record));
-        Ok(if outcome.created {
-            Uploaded::Created(meta)
-        } else {
-            Uploaded::Ok(meta)
-        })
+            .await
+    }
+
+    /// JSON push to a STRUCTURED object type: the body is the record's JSON; fields are read at
+    /// their contentSelector and title, url and search text come from the templates. Same query
+    /// parameters, tag header, checksum skip and sync semantics as the file upload.
+    #[allow(clippy::too_many_arguments)]
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId/objects/:externalId/content",
+        method = "put",
+        operation_id = "pushContent"
+    )]
+    async fn push_content(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+        #[oai(name = "externalId")] external_id: Path<String>,
+        /// The open sync this push belongs to; omit to push outside a sync.
+        #[oai(name = "syncNumber", validator(minimum(value = "0")))]
+        sync_number: Query<Option<i64>>,
+        /// Link to the record in its source system, used when the object type has no
+        /// externalUrlTemplate.
+        #[oai(name = "externalUrl")]
+        external_url: Query<Option<String>>,
+        /// Any string that changes when the record changes.
+        #[oai(name = "externalChecksum")]
+        external_checksum: Query<Option<String>>,
+        /// `<tagExternalId>:<value>`, repeatable; the push's tags replace the record's.
+        #[oai(name = "X-Service-Object-Tag")]
+        tags: Header<Vec<String>>,
+        /// The record.
+        body: Json<serde_json::Value>,
+    ) -> Result<Uploaded, ApiError> {
+        let (ot, write) = prepare(
+            &state,
+            &auth,
+            source_id.0,
+            object_type_id.0,
+            external_id.0,
+            sync_number.0,
+            external_checksum.0,
+            &tags.0,
+        )
+        .await?;
+        if ot.source_data_type != SourceDataType::Structured {
+            return Err(ApiError::bad_request(
+                "JSON push needs a STRUCTURED object type; upload files to RECORD object types",
+            ));
+        }
+        let record = body.0;
+        let external_url = external_url.0;
+        write
+            .store(async move {
+                structured_content(&ot, &record, external_url, Extraction::default())
+            })
+            .await
     }
 
     /// Read a record's metadata, including its externalChecksum (absent once removed).
