@@ -8,6 +8,8 @@ use std::{
 
 const INLET: &str = env!("CARGO_BIN_EXE_inlet");
 
+use inlet_tests::process::InletProcess;
+
 #[test]
 fn openapi_command_prints_the_committed_document() {
     let out = Command::new(INLET).arg("openapi").output().unwrap();
@@ -131,45 +133,6 @@ async fn serve_prints_the_generated_administrator_once_and_answers() {
     assert_eq!(status, Some(200));
 }
 
-/// Starts `inlet serve` on a free port with `extra` environment; returns the child and base URL.
-fn spawn_serve(database: &str, extra: &[(&str, &str)]) -> (std::process::Child, String) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    let mut cmd = Command::new(INLET);
-    cmd.args([
-        "serve",
-        "--bind",
-        &format!("127.0.0.1:{port}"),
-        "--database",
-        database,
-    ])
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
-    for (k, v) in extra {
-        cmd.env(k, v);
-    }
-    (
-        cmd.spawn().unwrap(),
-        format!("http://127.0.0.1:{port}/api/v1"),
-    )
-}
-
-async fn wait_ready(client: &reqwest::Client, base: &str) {
-    for _ in 0..100 {
-        if client
-            .get(format!("{base}/openapi.json"))
-            .send()
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("server at {base} did not come up");
-}
-
 #[tokio::test]
 async fn sqlite_data_survives_a_restart() {
     let dir = std::env::temp_dir().join(format!("inlet-restart-{}", uuid_like()));
@@ -181,8 +144,9 @@ async fn sqlite_data_survives_a_restart() {
     ];
     let client = reqwest::Client::new();
 
-    let (mut first, base) = spawn_serve(&db, &env);
-    wait_ready(&client, &base).await;
+    let mut first = InletProcess::spawn(INLET, &db, &env);
+    first.ready(&client).await;
+    let base = first.api.clone();
     let source: serde_json::Value = client
         .post(format!("{base}/sources"))
         .basic_auth("ops@example.test", Some("restart-token"))
@@ -214,12 +178,11 @@ async fn sqlite_data_survives_a_restart() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 201);
-    first.kill().unwrap();
-    let _ = first.wait();
+    first.kill();
 
-    let (mut second, base2) = spawn_serve(&db, &env);
-    wait_ready(&client, &base2).await;
-    let object = object.replace(&base, &base2);
+    let mut second = InletProcess::spawn(INLET, &db, &env);
+    second.ready(&client).await;
+    let object = object.replace(&base, &second.api);
     let record: serde_json::Value = client
         .get(&object)
         .basic_auth("ops@example.test", Some("restart-token"))
@@ -229,8 +192,7 @@ async fn sqlite_data_survives_a_restart() {
         .json()
         .await
         .unwrap();
-    second.kill().unwrap();
-    let _ = second.wait();
+    second.kill();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(record["content"], "durable text");
     assert_eq!(record["externalChecksum"], "k1");

@@ -2,11 +2,7 @@
 //! sync close; after a restart there is no half-written record, nothing of a closed sync is lost
 //! and versions are consistent.
 
-use std::{
-    process::{Child, Command, Stdio},
-    sync::Arc,
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use inlet_core::{
     RecordStore,
@@ -16,58 +12,17 @@ use inlet_core::{
     testkit,
 };
 use inlet_store_seaorm::SeaOrmStore;
+use inlet_tests::process::InletProcess;
 use reqwest::Client;
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 
 const INLET: &str = env!("CARGO_BIN_EXE_inlet");
 const EMAIL: &str = "crash@example.test";
 const TOKEN: &str = "crash-token";
-
-fn spawn(db: &str, port: u16) -> Child {
-    Command::new(INLET)
-        .args([
-            "serve",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--database",
-            db,
-        ])
-        .env("INLET_ADMIN_EMAIL", EMAIL)
-        .env("INLET_ADMIN_API_TOKEN", TOKEN)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn ready(client: &Client, base: &str) {
-    for _ in 0..150 {
-        if client
-            .get(format!("{base}/api/v1/openapi.json"))
-            .send()
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("server did not start");
-}
-
-fn kill9(child: &mut Child) {
-    // SIGKILL: no destructor, no graceful shutdown.
-    child.kill().unwrap();
-    child.wait().unwrap();
-}
+const ADMIN_ENV: [(&str, &str); 2] = [
+    ("INLET_ADMIN_EMAIL", EMAIL),
+    ("INLET_ADMIN_API_TOKEN", TOKEN),
+];
 
 struct Fixture {
     dir: std::path::PathBuf,
@@ -166,14 +121,12 @@ async fn live_count(store: &SeaOrmStore, scope: Scope) -> i64 {
 async fn kill_during_close_is_all_or_nothing() {
     let n = 200_000;
     let f = fixture(n).await;
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut server = spawn(&f.db, port);
+    let mut server = InletProcess::spawn(INLET, &f.db, &ADMIN_ENV);
     let client = Client::new();
-    ready(&client, &base).await;
+    server.ready(&client).await;
     let url = format!(
-        "{base}/api/v1/sources/{}/objecttypes/{}/syncs/2",
-        f.scope.source_id, f.scope.object_type_id
+        "{}/sources/{}/objecttypes/{}/syncs/2",
+        server.api, f.scope.source_id, f.scope.object_type_id
     );
     let close = tokio::spawn({
         let client = client.clone();
@@ -187,7 +140,7 @@ async fn kill_during_close_is_all_or_nothing() {
         }
     });
     tokio::time::sleep(Duration::from_millis(60)).await;
-    kill9(&mut server);
+    server.kill();
     let _ = close.await;
 
     let store = SeaOrmStore::connect(&f.db).await.unwrap();
@@ -223,14 +176,12 @@ async fn kill_during_close_is_all_or_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_during_a_streamed_upload_leaves_no_record() {
     let f = fixture(10).await;
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut server = spawn(&f.db, port);
+    let mut server = InletProcess::spawn(INLET, &f.db, &ADMIN_ENV);
     let client = Client::new();
-    ready(&client, &base).await;
+    server.ready(&client).await;
     let object = format!(
-        "{base}/api/v1/sources/{}/objecttypes/{}/objects",
-        f.scope.source_id, f.scope.object_type_id
+        "{}/sources/{}/objecttypes/{}/objects",
+        server.api, f.scope.source_id, f.scope.object_type_id
     );
     // The seed record is updated with a new version first (sync 2), and stays at that version.
     let form = reqwest::multipart::Form::new().part(
@@ -271,7 +222,7 @@ async fn kill_during_a_streamed_upload_leaves_no_record() {
     tx.send(Ok(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"half.txt\"\r\n\r\n").into_bytes())).await.unwrap();
     tx.send(Ok(vec![b'x'; 256 * 1024])).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    kill9(&mut server);
+    server.kill();
     drop(tx);
     let _ = upload.await;
 

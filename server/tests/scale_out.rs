@@ -3,11 +3,7 @@
 //! the sync is closed through one of them; every record's version and membership must add up.
 //! Runs when `INLET_TEST_POSTGRES_URL` is set (required when `INLET_REQUIRE_POSTGRES=1`).
 
-use std::{
-    process::{Child, Command, Stdio},
-    time::Duration,
-};
-
+use inlet_tests::process::InletProcess;
 use reqwest::{Client, Method, multipart};
 use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
@@ -29,62 +25,15 @@ fn postgres_url() -> Option<String> {
     }
 }
 
-struct Replica {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn replica(database: &str) -> Replica {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(INLET)
-        .args([
-            "serve",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--database",
-            database,
-        ])
-        .env("INLET_ADMIN_EMAIL", EMAIL)
-        .env("INLET_ADMIN_API_TOKEN", TOKEN)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Replica {
-        child,
-        base: format!("http://127.0.0.1:{port}/api/v1"),
-    }
-}
-
-async fn ready(client: &Client, r: &mut Replica) {
-    for _ in 0..150 {
-        if let Ok(resp) = client
-            .get(format!("{}/sources", r.base))
-            .basic_auth(EMAIL, Some(TOKEN))
-            .send()
-            .await
-            && resp.status() == 200
-        {
-            return;
-        }
-        assert!(
-            r.child.try_wait().unwrap().is_none(),
-            "replica exited during start"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("replica {} did not become ready", r.base);
+fn replica(database: &str) -> InletProcess {
+    InletProcess::spawn(
+        INLET,
+        database,
+        &[
+            ("INLET_ADMIN_EMAIL", EMAIL),
+            ("INLET_ADMIN_API_TOKEN", TOKEN),
+        ],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -105,11 +54,11 @@ async fn two_replicas_share_one_sync_over_postgres() {
     // Both start at once: migrations and bootstrap must tolerate each other.
     let (mut a, mut b) = (replica(&database), replica(&database));
     let client = Client::new();
-    ready(&client, &mut a).await;
-    ready(&client, &mut b).await;
-    let req = |r: &Replica, m: Method, path: &str| {
+    a.ready(&client).await;
+    b.ready(&client).await;
+    let req = |r: &InletProcess, m: Method, path: &str| {
         client
-            .request(m, format!("{}{path}", r.base))
+            .request(m, format!("{}{path}", r.api))
             .basic_auth(EMAIL, Some(TOKEN))
     };
 
@@ -184,9 +133,9 @@ async fn two_replicas_share_one_sync_over_postgres() {
     for round in 0..3 {
         for i in 0..40 {
             let r = if round == 1 {
-                b.base.clone()
+                b.api.clone()
             } else {
-                a.base.clone()
+                a.api.clone()
             };
             let (client, ot) = (client.clone(), ot.clone());
             tasks.push(tokio::spawn(async move {
@@ -208,7 +157,7 @@ async fn two_replicas_share_one_sync_over_postgres() {
         }
     }
     for i in 40..50 {
-        let (client, ot, r) = (client.clone(), ot.clone(), b.base.clone());
+        let (client, ot, r) = (client.clone(), ot.clone(), b.api.clone());
         tasks.push(tokio::spawn(async move {
             client
                 .put(format!("{r}{ot}/objects/d{i}?syncNumber=2"))

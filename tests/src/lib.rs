@@ -1,6 +1,8 @@
 //! Shared helpers for the cross-crate tests: a real `inlet` server on a loopback port with a
 //! known administrator, and small request helpers.
 
+pub mod process;
+
 use std::sync::Arc;
 
 use inlet_server::{AppState, Settings, auth, open_stores};
