@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use inlet_core::{extract::Limits, record::Extraction};
 
-use crate::{shim as inlet_extractors, state::AppState, upload::SpooledFile};
+use crate::{state::AppState, upload::SpooledFile};
 
 /// Extra time the async side waits beyond the budget before giving up on a blocking extraction
 /// that ignores its deadline.

@@ -6,7 +6,6 @@ pub mod auth;
 pub mod config;
 pub mod extraction;
 pub mod problem;
-pub mod shim;
 pub mod state;
 pub mod upload;
 

@@ -5,7 +5,6 @@ use std::{path::PathBuf, time::Duration};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use inlet_core::extract::Limits;
-use inlet_server::shim as inlet_extractors;
 use inlet_server::{
     AppState, Settings,
     auth::{self, AdminEnv, NewUserOptions},

@@ -43,9 +43,9 @@ impl InletProcess {
         }
     }
 
-    /// Waits until the server answers (at most 15 s); panics if it exits first.
+    /// Waits until the server answers (at most 60 s: CI machines can be slow on a cold start); panics if it exits first.
     pub async fn ready(&mut self, client: &reqwest::Client) {
-        for _ in 0..150 {
+        for _ in 0..600 {
             if client
                 .get(format!("{}/openapi.json", self.api))
                 .send()

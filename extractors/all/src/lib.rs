@@ -1,1 +1,179 @@
-//! Placeholder.
+#![doc = include_str!("../README.md")]
+
+// Without these lines the linker drops the families' `inventory` registrations.
+use inlet_extract_text as _;
+
+use std::{
+    collections::HashSet,
+    io::Cursor,
+    panic::{AssertUnwindSafe, catch_unwind},
+    sync::OnceLock,
+};
+
+use inlet_core::extract::{ExtractError, ExtractorInfo, Limits, Probe, Registry, TextSink};
+
+/// Entry names read from a container at most (a ZIP can list millions).
+pub const MAX_PROBE_ENTRIES: usize = 10_000;
+
+/// Failure reason for input that no extractor recognises.
+pub const UNRECOGNIZED: &str = "unrecognized format";
+
+/// Failure reason for empty input.
+pub const EMPTY: &str = "empty file";
+
+const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
+const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+
+/// The registry of every linked extractor, built on first use.
+///
+/// Two registrations of one format id are a programming error; rather than refuse to start, it is
+/// logged with `tracing::error!` and the first registration `inventory` yields for each id is kept.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| build_registry(inventory::iter::<ExtractorInfo>.into_iter().collect()))
+}
+
+fn build_registry(mut entries: Vec<&'static ExtractorInfo>) -> Registry {
+    loop {
+        match Registry::from_entries(entries.iter().copied()) {
+            Ok(registry) => return registry,
+            Err(e) => {
+                tracing::error!(error = %e, "duplicate extractor registration; keeping the first");
+                let before = entries.len();
+                let mut seen = HashSet::new();
+                entries.retain(|e| seen.insert(e.id));
+                if entries.len() == before {
+                    // Not a duplicate after all: give up on the registrations rather than loop.
+                    entries.clear();
+                }
+            }
+        }
+    }
+}
+
+/// Entry names of a ZIP archive (from its central directory) or an OLE2 compound file (stream and
+/// storage paths without the leading `/`, e.g. `WordDocument`, `ObjectPool/_1/Ole`); empty for
+/// anything else, including damaged containers. Never decompresses anything.
+pub fn probe_entries(bytes: &[u8]) -> Vec<String> {
+    let read = || {
+        if bytes.starts_with(ZIP_MAGIC) {
+            zip_entries(bytes)
+        } else if bytes.starts_with(OLE2_MAGIC) {
+            ole_entries(bytes)
+        } else {
+            Vec::new()
+        }
+    };
+    // The container parsers are not ours: a panic on a damaged file must not escape.
+    catch_unwind(read).unwrap_or_default()
+}
+
+fn zip_entries(bytes: &[u8]) -> Vec<String> {
+    match zip::ZipArchive::new(Cursor::new(bytes)) {
+        Ok(archive) => archive
+            .file_names()
+            .filter_map(Result::ok)
+            .take(MAX_PROBE_ENTRIES)
+            .map(|n| n.into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn ole_entries(bytes: &[u8]) -> Vec<String> {
+    match cfb::CompoundFile::open(Cursor::new(bytes)) {
+        Ok(file) => file
+            .walk()
+            .filter(|e| !e.is_root())
+            .take(MAX_PROBE_ENTRIES)
+            .map(|e| {
+                let path = e.path().to_string_lossy();
+                path.trim_start_matches('/').to_owned()
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The result of one extraction: always something to store, with the reason when it failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The detected format id, if any extractor recognised the bytes.
+    pub format: Option<&'static str>,
+    /// The extracted text (empty on failure, except what a malformed file yielded before the
+    /// damage).
+    pub text: String,
+    /// The output cap cut the text.
+    pub truncated: bool,
+    /// Why extraction failed, if it did (for logs and counters).
+    pub failure: Option<String>,
+}
+
+impl Outcome {
+    fn failed(format: Option<&'static str>, reason: impl Into<String>) -> Self {
+        Self {
+            format,
+            text: String::new(),
+            truncated: false,
+            failure: Some(reason.into()),
+        }
+    }
+}
+
+/// Detects the format of `bytes` (from the bytes alone) and extracts its text under `limits`.
+///
+/// Runs synchronously; callers run it on a blocking thread. Panics in a sniffer or extractor are
+/// caught and reported as a failure.
+pub fn extract(bytes: &[u8], limits: &Limits) -> Outcome {
+    if bytes.is_empty() {
+        return Outcome::failed(None, EMPTY);
+    }
+    let entries = probe_entries(bytes);
+    let probe = Probe {
+        bytes,
+        entries: &entries,
+    };
+    let info = match catch_unwind(AssertUnwindSafe(|| registry().detect(&probe))) {
+        Ok(Some(info)) => info,
+        Ok(None) => return Outcome::failed(None, UNRECOGNIZED),
+        Err(panic) => {
+            return Outcome::failed(None, format!("panic while detecting: {}", message(&*panic)));
+        }
+    };
+    run(info, bytes, limits)
+}
+
+/// Runs one extractor on `bytes` under `limits`, catching panics.
+fn run(info: &'static ExtractorInfo, bytes: &[u8], limits: &Limits) -> Outcome {
+    let format = Some(info.id);
+    let mut sink = TextSink::new(limits);
+    let result = catch_unwind(AssertUnwindSafe(|| (info.make)().extract(bytes, &mut sink)));
+    match result {
+        Ok(Ok(()) | Err(ExtractError::Full)) => Outcome {
+            format,
+            truncated: sink.is_truncated(),
+            text: sink.into_text(),
+            failure: None,
+        },
+        // A damaged file yields what could be read before the damage.
+        Ok(Err(e @ ExtractError::Malformed(_))) => Outcome {
+            format,
+            truncated: false,
+            text: sink.into_text(),
+            failure: Some(e.to_string()),
+        },
+        Ok(Err(e)) => Outcome::failed(format, e.to_string()),
+        Err(panic) => Outcome::failed(format, format!("panic: {}", message(&*panic))),
+    }
+}
+
+fn message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
+#[cfg(test)]
+mod tests;

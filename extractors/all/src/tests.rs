@@ -1,0 +1,319 @@
+//! Facade tests: what is registered, detection from bytes alone, caps and failures.
+
+use std::{
+    fs,
+    time::{Duration, Instant},
+};
+
+use inlet_core::extract::{Extractor, TextSink};
+
+use super::*;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+
+/// Every format of the spec that a linked family implements; one line per family.
+const EXPECTED_FORMATS: &[&str] = &[
+    "text", "markdown", "html", "json", "xml", "csv", // inlet-extract-text
+];
+
+fn corpus(path: &str) -> Vec<u8> {
+    fs::read(format!("{CORPUS}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Deterministic pseudo-random bytes (xorshift64).
+fn noise(len: usize, mut seed: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        out.extend_from_slice(&seed.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+#[test]
+fn every_expected_format_is_registered() {
+    let registered: Vec<&str> = registry().formats().collect();
+    for format in EXPECTED_FORMATS {
+        assert!(
+            registered.contains(format),
+            "{format} missing from {registered:?}"
+        );
+    }
+}
+
+#[test]
+fn duplicate_ids_keep_the_first_registration() {
+    static A: ExtractorInfo = ExtractorInfo {
+        id: "dup",
+        sniff: |_| 10,
+        make: || Box::new(Fails(None)),
+    };
+    static B: ExtractorInfo = ExtractorInfo {
+        id: "dup",
+        sniff: |_| 20,
+        make: || Box::new(Fails(None)),
+    };
+    let registry = build_registry(vec![&A, &B]);
+    assert_eq!(registry.formats().collect::<Vec<_>>(), ["dup"]);
+    let probe = Probe {
+        bytes: b"x",
+        entries: &[],
+    };
+    assert_eq!(registry.detect(&probe).map(|e| (e.sniff)(&probe)), Some(10));
+}
+
+#[test]
+fn detection_looks_at_bytes_not_names() {
+    // Files whose names say something else, or nothing useful: only the bytes count (the API
+    // takes no name at all).
+    for (path, format) in [
+        ("html/tables.html5", Some("html")),
+        // Pandoc plain-text tables: no Markdown syntax in the bytes, whatever the name says.
+        ("md/tables.markdown", Some("text")),
+        ("md/readme.md", Some("markdown")),
+        ("json/earthquakes.geojson", Some("json")),
+        ("txt/tables.plain", Some("text")),
+        ("csv/stanley-cups-utf-16.csv", Some("csv")),
+        ("bad/random_named.txt", None),
+        ("bad/image_only.png", None),
+    ] {
+        let outcome = extract(&corpus(path), &Limits::default());
+        assert_eq!(outcome.format, format, "{path}");
+    }
+    // The same words, as different formats.
+    for (bytes, format) in [
+        (&b"{\"greeting\": \"hello world\"}"[..], "json"),
+        (b"<greeting>hello world</greeting>", "xml"),
+        (b"<!doctype html><p>hello world</p>", "html"),
+        (b"greeting,target\nhello,world\nhi,there\nhey,you\n", "csv"),
+        (b"# Greeting\n\n- hello\n- world\n", "markdown"),
+        (b"hello world", "text"),
+    ] {
+        let outcome = extract(bytes, &Limits::default());
+        assert_eq!(outcome.format, Some(format));
+        assert!(
+            outcome.text.contains("hello"),
+            "{format}: {:?}",
+            outcome.text
+        );
+        assert_eq!(outcome.failure, None);
+    }
+}
+
+#[test]
+fn random_bytes_give_no_text() {
+    for (len, seed) in [(1_000_000, 42), (8192, 7)] {
+        let outcome = extract(&noise(len, seed), &Limits::default());
+        assert_eq!(outcome.format, None);
+        assert_eq!(outcome.text, "");
+        assert_eq!(outcome.failure.as_deref(), Some(UNRECOGNIZED));
+    }
+    for path in [
+        "bad/random.bin",
+        "bad/random_named.txt",
+        "bad/garbage_after_pdf_header.pdf",
+    ] {
+        assert_eq!(
+            extract(&corpus(path), &Limits::default()).text,
+            "",
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn empty_input_is_reported() {
+    let outcome = extract(b"", &Limits::default());
+    assert_eq!(outcome.format, None);
+    assert_eq!(outcome.failure.as_deref(), Some(EMPTY));
+}
+
+/// `mib` MiB of text lines, capped at the default 1,000,000 characters.
+fn capped_text(mib: usize) -> Duration {
+    let line = "Lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod.\n";
+    let bytes = line.repeat(mib * 1024 * 1024 / line.len()).into_bytes();
+    let started = Instant::now();
+    let outcome = extract(&bytes, &Limits::default());
+    let took = started.elapsed();
+    assert_eq!(outcome.format, Some("text"));
+    assert_eq!(outcome.text.chars().count(), 1_000_000);
+    assert!(outcome.truncated);
+    assert_eq!(outcome.failure, None);
+    took
+}
+
+#[test]
+fn a_huge_text_is_capped_at_a_million_chars() {
+    let took = capped_text(20);
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+}
+
+/// The 200 MB case; run in release: `cargo test --release -p inlet-extractors -- --ignored`.
+#[test]
+#[ignore = "allocates 200 MiB; run in release"]
+fn a_200_mib_text_is_capped_quickly() {
+    let took = capped_text(200);
+    println!("200 MiB text capped in {took:?}");
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+}
+
+#[test]
+fn a_past_deadline_discards_the_text() {
+    let bytes = "some words\n".repeat(50_000).into_bytes();
+    let outcome = extract(
+        &bytes,
+        &Limits {
+            deadline: Some(Instant::now()),
+            ..Limits::default()
+        },
+    );
+    assert_eq!(outcome.format, Some("text"));
+    assert!(outcome.text.is_empty());
+    assert_eq!(outcome.failure.as_deref(), Some("time budget exceeded"));
+}
+
+#[test]
+fn malformed_input_keeps_the_text_read_before_the_damage() {
+    let outcome = extract(br#"{"a": "one", "b": ["two", "thr"#, &Limits::default());
+    assert_eq!(outcome.format, Some("json"));
+    assert_eq!(outcome.text, "one\ntwo\n");
+    assert!(outcome.failure.unwrap().starts_with("malformed input"));
+}
+
+/// Pushes some text, then fails with the given error or panics.
+struct Fails(Option<fn() -> ExtractError>);
+
+impl Extractor for Fails {
+    fn extract(&self, _: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+        sink.push("partial")?;
+        match self.0 {
+            Some(error) => Err(error()),
+            None => panic!("boom"),
+        }
+    }
+}
+
+#[test]
+fn panics_and_hard_failures_discard_the_text() {
+    static PANICS: ExtractorInfo = ExtractorInfo {
+        id: "panics",
+        sniff: |_| 1,
+        make: || Box::new(Fails(None)),
+    };
+    static LIMIT: ExtractorInfo = ExtractorInfo {
+        id: "limit",
+        sniff: |_| 1,
+        make: || {
+            Box::new(Fails(Some(|| {
+                ExtractError::LimitExceeded("zip bomb".into())
+            })))
+        },
+    };
+    static MALFORMED: ExtractorInfo = ExtractorInfo {
+        id: "malformed",
+        sniff: |_| 1,
+        make: || Box::new(Fails(Some(|| ExtractError::Malformed("cut short".into())))),
+    };
+    let outcome = run(&PANICS, b"x", &Limits::default());
+    assert_eq!(outcome.format, Some("panics"));
+    assert_eq!(outcome.text, "");
+    assert_eq!(outcome.failure.as_deref(), Some("panic: boom"));
+    let outcome = run(&LIMIT, b"x", &Limits::default());
+    assert_eq!(outcome.text, "");
+    assert_eq!(outcome.failure.as_deref(), Some("limit exceeded: zip bomb"));
+    let outcome = run(&MALFORMED, b"x", &Limits::default());
+    assert_eq!(outcome.text, "partial");
+    assert_eq!(
+        outcome.failure.as_deref(),
+        Some("malformed input: cut short")
+    );
+}
+
+#[test]
+fn container_entries_are_listed_without_decompressing() {
+    let mut names = probe_entries(&corpus("bad/not_office.zip"));
+    names.sort();
+    assert_eq!(names, ["data/numbers.csv", "readme.txt"]);
+    let doc = fs::read_dir(format!("{CORPUS}/doc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| fs::read(p).unwrap().starts_with(OLE2_MAGIC))
+        .expect("an OLE2 .doc in the corpus");
+    let names = probe_entries(&fs::read(&doc).unwrap());
+    assert!(names.iter().any(|n| n == "WordDocument"), "{names:?}");
+}
+
+#[test]
+fn damaged_containers_list_nothing() {
+    assert!(probe_entries(&corpus("bad/truncated.docx")).is_empty());
+    for magic in [ZIP_MAGIC, OLE2_MAGIC] {
+        for len in [0, 10, 600, 5000] {
+            let mut bytes = magic.to_vec();
+            bytes.extend(noise(len, len as u64 + 1));
+            assert!(probe_entries(&bytes).is_empty());
+        }
+    }
+    assert!(probe_entries(b"plain text").is_empty());
+}
+
+/// Every text format at about 200 MiB; run in release to see the time to the cap:
+/// `cargo test --release -p inlet-extractors -- --ignored --nocapture huge_inputs`.
+#[test]
+#[ignore = "allocates about 1 GiB; run in release"]
+fn huge_inputs_of_every_format_stop_at_the_cap() {
+    let size = 200 * 1024 * 1024;
+    let fill = |head: &str, unit: &str, tail: &str| {
+        let mut s = String::with_capacity(size + head.len() + tail.len());
+        s.push_str(head);
+        while s.len() < size {
+            s.push_str(unit);
+        }
+        s.push_str(tail);
+        s.into_bytes()
+    };
+    let cases = [
+        ("text", fill("", "plain words on a line\n", "")),
+        (
+            "markdown",
+            fill(
+                "# Title\n\n",
+                "Some *text* with [a link](x).\n\n- item\n",
+                "",
+            ),
+        ),
+        (
+            "html",
+            fill(
+                "<!doctype html><html><body>",
+                "<p>Some <b>text</b> here</p>\n",
+                "</body></html>",
+            ),
+        ),
+        (
+            "json",
+            fill("[", "{\"k\": \"some text here\", \"n\": 1},\n", "{}]"),
+        ),
+        (
+            "xml",
+            fill(
+                "<?xml version=\"1.0\"?><r>",
+                "<i>some text here</i>\n",
+                "</r>",
+            ),
+        ),
+        ("csv", fill("a,b,c\n", "some,text,here\n", "")),
+    ];
+    for (format, bytes) in cases {
+        let started = Instant::now();
+        let outcome = extract(&bytes, &Limits::default());
+        let took = started.elapsed();
+        println!("{format}: {} MiB capped in {took:?}", bytes.len() >> 20);
+        assert_eq!(outcome.format, Some(format));
+        assert_eq!(outcome.failure, None, "{format}");
+        assert!(outcome.truncated, "{format}");
+        assert_eq!(outcome.text.chars().count(), 1_000_000);
+    }
+}
