@@ -1,6 +1,12 @@
 #![doc = include_str!("../README.md")]
 
 // Without these lines the linker drops the families' `inventory` registrations.
+use inlet_extract_doc as _;
+use inlet_extract_epub as _;
+use inlet_extract_odf as _;
+use inlet_extract_office as _;
+use inlet_extract_pdf as _;
+use inlet_extract_rtf as _;
 use inlet_extract_text as _;
 
 use std::{

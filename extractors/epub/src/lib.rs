@@ -1,0 +1,1 @@
+//! Inlet extractor for EPUB (work in progress: registers nothing yet).

@@ -1,0 +1,1 @@
+//! Inlet extractor for OpenDocument text (odt) (work in progress: registers nothing yet).

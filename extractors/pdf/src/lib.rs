@@ -1,0 +1,1 @@
+//! Inlet extractor for PDF (text layer) (work in progress: registers nothing yet).

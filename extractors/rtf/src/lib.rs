@@ -1,0 +1,1 @@
+//! Inlet extractor for Rich Text Format (work in progress: registers nothing yet).
