@@ -12,7 +12,7 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(M0001Initial)]
+        vec![Box::new(M0001Initial), Box::new(M0002OAuth)]
     }
 }
 
@@ -106,6 +106,68 @@ impl MigrationTrait for M0001Initial {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let db = manager.get_connection();
         for sql in M0001_UP {
+            db.execute_unprepared(sql).await?;
+        }
+        Ok(())
+    }
+}
+
+/// OAuth clients and logos, authorization codes, issued tokens, login sessions and rate-limit
+/// windows.
+struct M0002OAuth;
+
+impl sea_orm_migration::MigrationName for M0002OAuth {
+    fn name(&self) -> &str {
+        "m0002_oauth"
+    }
+}
+
+const M0002_UP: &[&str] = &[
+    "CREATE TABLE oauth_clients (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        created_date BIGINT NOT NULL,
+        body TEXT NOT NULL)",
+    "CREATE INDEX oauth_clients_workspace ON oauth_clients (workspace_id, created_date)",
+    // Logos are small (capped by the server) and stored base64 in TEXT: one type on both
+    // databases.
+    "CREATE TABLE oauth_logos (
+        client_id TEXT PRIMARY KEY,
+        content_type TEXT NOT NULL,
+        data TEXT NOT NULL)",
+    "CREATE TABLE oauth_codes (
+        code_hash TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL,
+        used BOOLEAN NOT NULL,
+        expires_at BIGINT NOT NULL,
+        body TEXT NOT NULL)",
+    "CREATE INDEX oauth_codes_client ON oauth_codes (client_id)",
+    "CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at)",
+    "CREATE TABLE oauth_tokens (
+        token_hash TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL,
+        grant_id TEXT NOT NULL,
+        expires_at BIGINT,
+        body TEXT NOT NULL)",
+    "CREATE INDEX oauth_tokens_client ON oauth_tokens (client_id)",
+    "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
+    "CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at)",
+    "CREATE TABLE oauth_sessions (
+        id_hash TEXT PRIMARY KEY,
+        expires_at BIGINT NOT NULL,
+        body TEXT NOT NULL)",
+    "CREATE INDEX oauth_sessions_expiry ON oauth_sessions (expires_at)",
+    "CREATE TABLE rate_limits (
+        rate_key TEXT PRIMARY KEY,
+        window_start BIGINT NOT NULL,
+        hits BIGINT NOT NULL)",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0002OAuth {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for sql in M0002_UP {
             db.execute_unprepared(sql).await?;
         }
         Ok(())
