@@ -15,12 +15,17 @@ use argon2::{
     password_hash::{PasswordHasher, SaltString},
 };
 use inlet_core::{
-    Error, TokenStore, time,
+    Error, TokenStore,
+    oauth::{self, Grant, TokenKind},
+    time,
     token::{Access, ApiToken, DEFAULT_WORKSPACE, Principal, Role, User, Workspace},
 };
 use parking_lot::Mutex;
-use poem::Request;
-use poem_openapi::{SecurityScheme, auth::Basic};
+use poem::{Request, RequestBody};
+use poem_openapi::{
+    ApiExtractor, ApiExtractorType, ExtractParamOptions, OAuthScopes, SecurityScheme,
+    auth::{Basic, Bearer},
+};
 use rand::{Rng, distr::Alphanumeric};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -30,7 +35,7 @@ use crate::{problem::ApiError, state::AppState};
 /// HTTP Basic: a user's e-mail and one of their API tokens.
 #[derive(SecurityScheme)]
 #[oai(ty = "basic", rename = "basicAuth", checker = "check_basic")]
-pub struct BasicAuth(Principal);
+pub struct BasicAuth(pub Principal);
 
 async fn check_basic(req: &Request, basic: Basic) -> poem::Result<Principal> {
     let state = req
@@ -93,19 +98,123 @@ impl CredentialCache {
     }
 }
 
-/// Every way a caller of the source and file endpoints can authenticate.
+/// HTTP Bearer: an OAuth2 access token (declared for the document; [`Auth`] checks it).
 #[derive(SecurityScheme)]
-pub enum Auth {
-    /// HTTP Basic with e-mail and API token.
-    Basic(BasicAuth),
+#[oai(ty = "bearer", rename = "bearerAuth")]
+#[allow(dead_code)]
+pub struct BearerAuth(Bearer);
+
+/// The scopes of OAuth2 access tokens (spec 2.1).
+#[derive(OAuthScopes)]
+pub enum OAuthScope {
+    /// Read and write (same as `*:*`).
+    #[oai(rename = "default")]
+    Default,
+    /// Read and write.
+    #[oai(rename = "*:*")]
+    All,
+    /// Read only.
+    #[oai(rename = "read:*")]
+    Read,
+}
+
+/// OAuth2 authorization-code flow (declared for the document; [`Auth`] checks the token).
+#[derive(SecurityScheme)]
+#[oai(
+    ty = "oauth2",
+    rename = "oauth2",
+    flows(authorization_code(
+        authorization_url = "/oauth/authorize",
+        token_url = "/oauth/token",
+        refresh_url = "/oauth/token",
+        scopes = "OAuthScope"
+    ))
+)]
+#[allow(dead_code)]
+pub struct OAuth2Auth(Bearer);
+
+/// Every way a caller of the source and file endpoints can authenticate: HTTP Basic (e-mail and
+/// API token) or an OAuth2 access token as `Authorization: Bearer`. The document lists the
+/// schemes `basicAuth`, `bearerAuth` and `oauth2` as alternatives on every such operation.
+pub struct Auth(Principal);
+
+impl<'a> ApiExtractor<'a> for Auth {
+    const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::SecurityScheme];
+    type ParamType = ();
+    type ParamRawType = ();
+
+    fn register(registry: &mut poem_openapi::registry::Registry) {
+        <BasicAuth as ApiExtractor>::register(registry);
+        <BearerAuth as ApiExtractor>::register(registry);
+        <OAuth2Auth as ApiExtractor>::register(registry);
+    }
+
+    fn security_schemes() -> Vec<&'static str> {
+        let mut names = <BasicAuth as ApiExtractor>::security_schemes();
+        names.extend(<BearerAuth as ApiExtractor>::security_schemes());
+        names.extend(<OAuth2Auth as ApiExtractor>::security_schemes());
+        names
+    }
+
+    async fn from_request(
+        req: &'a Request,
+        body: &mut RequestBody,
+        param_opts: ExtractParamOptions<()>,
+    ) -> poem::Result<Self> {
+        let header = req
+            .header(poem::http::header::AUTHORIZATION)
+            .unwrap_or_default();
+        let scheme = header.split_once(' ').map_or(header, |(s, _)| s);
+        if scheme.eq_ignore_ascii_case("bearer") {
+            let token = header[scheme.len()..].trim();
+            return check_bearer(req, token).await.map(Self);
+        }
+        <BasicAuth as ApiExtractor>::from_request(req, body, param_opts)
+            .await
+            .map(|BasicAuth(p)| Self(p))
+    }
+}
+
+/// Resolves an OAuth2 access token to the user it acts for, with the access its scope allows.
+async fn check_bearer(req: &Request, token: &str) -> poem::Result<Principal> {
+    let state = req
+        .data::<AppState>()
+        .ok_or_else(|| ApiError::internal("application state missing"))?;
+    let Some(stored) = state
+        .tokens
+        .token(&hash_secret(token))
+        .await
+        .map_err(ApiError::from)?
+    else {
+        return Err(ApiError::invalid_token("the access token is unknown or revoked").into());
+    };
+    if stored.kind != TokenKind::Access {
+        return Err(ApiError::invalid_token("a refresh token is not an access token").into());
+    }
+    if stored.expires_at.is_none_or(|at| at <= time::now()) {
+        return Err(ApiError::invalid_token("the access token has expired").into());
+    }
+    let user = state
+        .tokens
+        .user_by_id(stored.user_id)
+        .await
+        .map_err(ApiError::from)?
+        .ok_or_else(|| ApiError::invalid_token("the token's user no longer exists"))?;
+    let access = match oauth::grant_of(&oauth::parse_scopes(&stored.scope)) {
+        Some(Grant::ReadWrite) => Access::ReadWrite,
+        Some(Grant::ReadOnly) => Access::ReadOnly,
+        None => return Err(ApiError::invalid_token("the token has no usable scope").into()),
+    };
+    Ok(Principal {
+        access,
+        ..Principal::full(&user)
+    })
 }
 
 impl Auth {
     /// The authenticated caller.
     pub fn principal(&self) -> &Principal {
-        match self {
-            Self::Basic(BasicAuth(p)) => p,
-        }
+        &self.0
     }
 
     /// The caller, for a read.
@@ -122,6 +231,30 @@ impl Auth {
                 "these credentials are read-only (scope read:*)",
             )),
         }
+    }
+}
+
+/// An ADMIN's HTTP Basic credentials in a workspace with OAuth enabled: the only way to the
+/// client maintenance endpoints (DESIGN 3; Bearer tokens are refused).
+pub struct ClientAdmin(pub Principal);
+
+impl ClientAdmin {
+    /// Checks that the Basic caller is an ADMIN of a workspace with OAuth enabled.
+    pub async fn check(state: &AppState, auth: BasicAuth) -> Result<Self, ApiError> {
+        let BasicAuth(p) = auth;
+        if p.role != Role::Admin {
+            return Err(ApiError::forbidden(
+                "OAuth clients are managed by a workspace ADMIN",
+            ));
+        }
+        let ws = state.tokens.workspace_by_id(p.workspace_id).await?;
+        if !ws.is_some_and(|w| w.oauth_enabled) {
+            return Err(ApiError::forbidden(
+                "OAuth is disabled for this workspace; the operator enables it with \
+                 `inlet admin oauth --workspace NAME --enable`",
+            ));
+        }
+        Ok(Self(p))
     }
 }
 

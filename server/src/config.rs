@@ -26,6 +26,9 @@ pub struct Settings {
     pub extraction_timeout: Duration,
     /// Characters of text kept per file.
     pub max_chars: usize,
+    /// The URL users and clients reach the service at (`--public-url`): the OAuth issuer, and
+    /// `Secure` session cookies when https. Derived from the Host header when absent.
+    pub public_url: Option<String>,
 }
 
 impl Default for Settings {
@@ -35,6 +38,7 @@ impl Default for Settings {
             extraction_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()),
             extraction_timeout: DEFAULT_EXTRACTION_TIMEOUT,
             max_chars: inlet_core::extract::MAX_CHARS,
+            public_url: None,
         }
     }
 }

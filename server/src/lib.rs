@@ -5,6 +5,7 @@ pub mod api;
 pub mod auth;
 pub mod config;
 pub mod extraction;
+pub mod oauth;
 pub mod problem;
 pub mod state;
 pub mod upload;
@@ -16,7 +17,7 @@ use inlet_core::{Error, RecordStore, TokenStore};
 use inlet_store_memory::MemoryStore;
 use inlet_store_seaorm::SeaOrmStore;
 use poem::{
-    Body, Endpoint, EndpointExt, IntoResponse, Request, Route, get, handler,
+    Body, Endpoint, EndpointExt, IntoResponse, Request, get, handler,
     http::header,
     listener::{Acceptor, TcpAcceptor},
     web::Json,
@@ -27,7 +28,12 @@ pub use crate::{config::Settings, state::AppState};
 
 /// The published OpenAPI document (`openapi/openapi.json`).
 pub fn openapi_json() -> String {
-    api::service().spec()
+    api::document()
+}
+
+#[handler]
+fn openapi_document() -> impl IntoResponse {
+    openapi_json().with_content_type("application/json; charset=utf-8")
 }
 
 #[handler]
@@ -74,11 +80,10 @@ async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::O
 /// The whole HTTP application.
 pub fn app(state: AppState) -> impl Endpoint {
     let api = api::service();
-    let spec = api.spec_endpoint();
     let docs = api.swagger_ui();
-    Route::new()
-        .at("/api/v1/openapi.json", spec)
-        .nest(api::PREFIX, api)
+    oauth::routes()
+        .at("/api/v1/openapi.json", get(openapi_document))
+        .nest("/", api)
         .nest("/docs", docs)
         .at("/healthz", get(healthz))
         .around(limit_body)

@@ -87,6 +87,22 @@ enum AdminCommand {
         #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
         database: String,
     },
+    /// Enable or disable OAuth2 clients for a workspace.
+    Oauth {
+        /// Workspace name.
+        #[arg(long)]
+        workspace: String,
+        /// Enable OAuth.
+        #[arg(long, conflicts_with = "disable", required_unless_present = "disable")]
+        enable: bool,
+        /// Disable OAuth (client endpoints answer 403; existing tokens keep working until
+        /// they expire or are revoked).
+        #[arg(long)]
+        disable: bool,
+        /// Database URL.
+        #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
+        database: String,
+    },
 }
 
 fn init_logging(json: bool) {
@@ -136,6 +152,25 @@ async fn main() -> anyhow::Result<()> {
             println!("{}", serde_json::to_string(&creds)?);
             Ok(())
         }
+        Command::Admin {
+            command:
+                AdminCommand::Oauth {
+                    workspace,
+                    enable,
+                    disable: _,
+                    database,
+                },
+        } => {
+            let stores = open_stores(&database).await?;
+            if !stores.tokens.set_oauth_enabled(&workspace, enable).await? {
+                anyhow::bail!("no workspace named '{workspace}'");
+            }
+            println!(
+                "OAuth {} for workspace '{workspace}'",
+                if enable { "enabled" } else { "disabled" }
+            );
+            Ok(())
+        }
     }
 }
 
@@ -162,9 +197,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         extraction_concurrency: args
             .extraction_concurrency
             .unwrap_or(defaults.extraction_concurrency),
+        public_url: args.public_url.clone(),
         ..defaults
     };
-    let _ = args.public_url;
     let state = AppState::new(stores.records, stores.tokens, settings);
     let acceptor = TcpListener::bind(args.bind.as_str())
         .into_acceptor()

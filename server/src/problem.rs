@@ -39,6 +39,8 @@ pub struct ApiError {
     pub status: StatusCode,
     /// The problem's detail text.
     pub detail: String,
+    /// `WWW-Authenticate` challenge of a 401 (HTTP Basic when absent).
+    pub challenge: Option<String>,
 }
 
 impl ApiError {
@@ -47,6 +49,7 @@ impl ApiError {
         Self {
             status,
             detail: detail.into(),
+            challenge: None,
         }
     }
 
@@ -58,6 +61,17 @@ impl ApiError {
     /// 401 Unauthorized.
     pub fn unauthorized(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, detail)
+    }
+
+    /// 401 for a Bearer token that is unknown, expired or revoked (RFC 6750 3.1).
+    pub fn invalid_token(detail: impl Into<String>) -> Self {
+        let detail = detail.into();
+        let mut e = Self::unauthorized(detail.clone());
+        e.challenge = Some(format!(
+            "Bearer realm=\"inlet\", error=\"invalid_token\", error_description=\"{}\"",
+            detail.replace(['"', '\\'], "'")
+        ));
+        e
     }
 
     /// 403 Forbidden.
@@ -143,10 +157,15 @@ impl ResponseError for ApiError {
             .content_type(PROBLEM_JSON)
             .body(body);
         if self.status == StatusCode::UNAUTHORIZED {
-            resp.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Basic realm=\"inlet\", charset=\"UTF-8\""),
-            );
+            let challenge = self
+                .challenge
+                .as_deref()
+                .and_then(|c| header::HeaderValue::from_str(c).ok())
+                .unwrap_or(header::HeaderValue::from_static(
+                    "Basic realm=\"inlet\", charset=\"UTF-8\"",
+                ));
+            resp.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge);
         }
         resp
     }
@@ -212,7 +231,7 @@ pub async fn catch_all(err: poem::Error) -> Response {
         return ApiError::internal(detail).into_response();
     }
     let detail = if status == StatusCode::UNAUTHORIZED {
-        "authentication required: HTTP Basic with your e-mail and API token".to_string()
+        "authentication required: HTTP Basic with your e-mail and API token, or an OAuth2 Bearer token".to_string()
     } else {
         detail
     };

@@ -23,19 +23,20 @@ pub const FILE_PART: &str = "file";
 /// Schema of the upload body, for the OpenAPI document only.
 #[derive(Debug, MultipartSchema)]
 #[allow(dead_code)]
-struct FileUploadForm {
+pub struct FileUploadForm {
     /// The file. Its format is detected from its bytes; the part's file name becomes the title.
     file: Upload,
 }
 
 /// A `multipart/form-data` request body, not yet read: handlers authorize and validate first,
-/// then stream it with [`FileUpload::parts`].
-pub struct FileUpload {
+/// then stream it with [`FileUpload::parts`]. `D` is the multipart schema shown in the document.
+pub struct FileUpload<D = FileUploadForm> {
     body: poem::Body,
     boundary: String,
+    _doc: std::marker::PhantomData<D>,
 }
 
-impl Payload for FileUpload {
+impl<D: Payload> Payload for FileUpload<D> {
     const CONTENT_TYPE: &'static str = "multipart/form-data";
 
     fn check_content_type(content_type: &str) -> bool {
@@ -45,15 +46,15 @@ impl Payload for FileUpload {
     }
 
     fn schema_ref() -> MetaSchemaRef {
-        <FileUploadForm as Payload>::schema_ref()
+        D::schema_ref()
     }
 
     fn register(registry: &mut Registry) {
-        <FileUploadForm as Payload>::register(registry);
+        D::register(registry);
     }
 }
 
-impl ParsePayload for FileUpload {
+impl<D: Payload> ParsePayload for FileUpload<D> {
     const IS_REQUIRED: bool = true;
 
     async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
@@ -64,12 +65,13 @@ impl ParsePayload for FileUpload {
         Ok(Self {
             body: body.take()?,
             boundary,
+            _doc: std::marker::PhantomData,
         })
     }
 }
 
 // The trailing comma selects the macro's arm that does not recurse by an unqualified name.
-poem_openapi::impl_apirequest_for_payload!(FileUpload,);
+poem_openapi::impl_apirequest_for_payload!(FileUpload<D>, D: Payload);
 
 /// One received part.
 #[derive(Debug)]
@@ -100,7 +102,7 @@ impl SpooledFile {
     }
 }
 
-impl FileUpload {
+impl<D> FileUpload<D> {
     /// Receives every part, spooling each to disk. A part over `max_part_bytes` or a request body
     /// over that plus [`MULTIPART_OVERHEAD_BYTES`] is 413; a malformed body is 400.
     pub async fn parts(self, max_part_bytes: u64) -> Result<Vec<Part>, ApiError> {

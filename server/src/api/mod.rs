@@ -1,6 +1,8 @@
 //! The HTTP API under `/api/v1`: one `#[OpenApi]` impl per area, combined into one
 //! [`OpenApiService`] whose document is published as `openapi/openapi.json`.
 
+mod apitokens;
+mod clients;
 pub mod dto;
 mod objects;
 mod sources;
@@ -31,21 +33,75 @@ enum ApiTags {
     Syncs,
     /// Records: file upload, metadata, touch, read, delete.
     Objects,
+    /// OAuth2 client maintenance (workspace ADMINs, HTTP Basic).
+    #[oai(rename = "OAuth clients")]
+    OAuthClients,
+    /// Your own API tokens (HTTP Basic).
+    #[oai(rename = "API tokens")]
+    ApiTokens,
 }
 
-/// The API as one OpenAPI service (the document is deterministic: no host-specific data).
-pub fn service() -> OpenApiService<(sources::SourcesApi, syncs::SyncsApi, objects::ObjectsApi), ()>
-{
+/// Every operation group of the document.
+pub type Apis = (
+    sources::SourcesApi,
+    syncs::SyncsApi,
+    objects::ObjectsApi,
+    clients::ClientsApi,
+    apitokens::ApiTokensApi,
+    crate::oauth::OAuthApi,
+);
+
+/// The API as one OpenAPI service (the document is deterministic: no host-specific data). Paths
+/// are absolute (`/api/v1/...`, `/oauth/...`): a client's base URL is the service's origin.
+pub fn service() -> OpenApiService<Apis, ()> {
     OpenApiService::new(
-        (sources::SourcesApi, syncs::SyncsApi, objects::ObjectsApi),
+        (
+            sources::SourcesApi,
+            syncs::SyncsApi,
+            objects::ObjectsApi,
+            clients::ClientsApi,
+            apitokens::ApiTokensApi,
+            crate::oauth::OAuthApi,
+        ),
         "Inlet",
         env!("CARGO_PKG_VERSION"),
     )
     .description(
         "Push files and records from external systems into a workspace's searchable store. \
-         Errors are application/problem+json (RFC 9457).",
+         Source and file endpoints take HTTP Basic (e-mail and API token) or an OAuth2 access \
+         token (`Authorization: Bearer`); scope `read:*` allows reads only, `default` and `*:*` \
+         everything. OAuth client maintenance takes an ADMIN's HTTP Basic credentials. Errors \
+         are application/problem+json (RFC 9457); the OAuth2 endpoints answer RFC 6749 error \
+         bodies.",
     )
-    .server(PREFIX)
+}
+
+/// The published document: the generated one with each operation's OAuth2 scopes filled in
+/// (reads need `read:*`, writes `default`), which poem-openapi cannot express per scheme.
+pub fn document() -> String {
+    let raw = service().spec();
+    let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(&raw) else {
+        return raw;
+    };
+    if let Some(paths) = doc.get_mut("paths").and_then(|p| p.as_object_mut()) {
+        for item in paths.values_mut() {
+            let Some(item) = item.as_object_mut() else {
+                continue;
+            };
+            for (method, op) in item.iter_mut() {
+                let scope = if method == "get" { "read:*" } else { "default" };
+                let Some(security) = op.get_mut("security").and_then(|s| s.as_array_mut()) else {
+                    continue;
+                };
+                for requirement in security.iter_mut() {
+                    if let Some(scopes) = requirement.get_mut("oauth2") {
+                        *scopes = serde_json::json!([scope]);
+                    }
+                }
+            }
+        }
+    }
+    serde_json::to_string_pretty(&doc).unwrap_or(raw)
 }
 
 /// The source and object type addressed by a request, confined to the caller's workspace.

@@ -239,7 +239,7 @@ fn structured_content(
     })
 }
 
-#[OpenApi(tag = "ApiTags::Objects")]
+#[OpenApi(tag = "ApiTags::Objects", prefix_path = "/api/v1")]
 impl ObjectsApi {
     /// Upload a file: creates (201) or updates (200) the record with the file's extracted text.
     /// With an `externalChecksum` equal to the stored one the record is only touched (200, current

@@ -21,7 +21,7 @@ enum Created {
     Created(Json<SourceOut>),
 }
 
-#[OpenApi(tag = "ApiTags::Sources")]
+#[OpenApi(tag = "ApiTags::Sources", prefix_path = "/api/v1")]
 impl SourcesApi {
     /// Create a custom source with its whole configuration (spec 2.3).
     #[oai(path = "/sources", method = "post", operation_id = "createSource")]

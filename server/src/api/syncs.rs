@@ -22,7 +22,7 @@ enum Opened {
     Created(Json<SyncOut>),
 }
 
-#[OpenApi(tag = "ApiTags::Syncs")]
+#[OpenApi(tag = "ApiTags::Syncs", prefix_path = "/api/v1")]
 impl SyncsApi {
     /// Open a sync: START_INITIAL for the object type's first, START for later ones; 409 while
     /// another is open.
