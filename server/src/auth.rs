@@ -165,15 +165,26 @@ impl<'a> ApiExtractor<'a> for Auth {
             .header(poem::http::header::AUTHORIZATION)
             .unwrap_or_default();
         let scheme = header.split_once(' ').map_or(header, |(s, _)| s);
-        if scheme.eq_ignore_ascii_case("bearer") {
-            let token = header[scheme.len()..].trim();
-            return check_bearer(req, token).await.map(Self);
+        let principal = if scheme.eq_ignore_ascii_case("bearer") {
+            check_bearer(req, header[scheme.len()..].trim()).await?
+        } else {
+            <BasicAuth as ApiExtractor>::from_request(req, body, param_opts)
+                .await?
+                .0
+        };
+        // Read-only credentials are refused before the request body is even parsed.
+        let read = matches!(
+            *req.method(),
+            poem::http::Method::GET | poem::http::Method::HEAD
+        );
+        if principal.access == Access::ReadOnly && !read {
+            return Err(ApiError::forbidden(READ_ONLY).into());
         }
-        <BasicAuth as ApiExtractor>::from_request(req, body, param_opts)
-            .await
-            .map(|BasicAuth(p)| Self(p))
+        Ok(Self(principal))
     }
 }
+
+const READ_ONLY: &str = "these credentials are read-only (scope read:*)";
 
 /// Resolves an OAuth2 access token to the user it acts for, with the access its scope allows.
 async fn check_bearer(req: &Request, token: &str) -> poem::Result<Principal> {
@@ -227,9 +238,7 @@ impl Auth {
         let p = self.principal();
         match p.access {
             Access::ReadWrite => Ok(p),
-            Access::ReadOnly => Err(ApiError::forbidden(
-                "these credentials are read-only (scope read:*)",
-            )),
+            Access::ReadOnly => Err(ApiError::forbidden(READ_ONLY)),
         }
     }
 }
