@@ -891,3 +891,43 @@ async fn other_workspaces_ids_answer_404_in_every_family() {
         .unwrap();
     assert_eq!(still.status(), 200);
 }
+
+#[tokio::test]
+async fn expired_access_tokens_get_invalid_token_and_sqlite_runs_the_flow() {
+    let server = TestServer::start_sqlite().await;
+    let client = create_client(&server, &["default"]).await;
+    let code = Browser::new(&server)
+        .admin_code(&auth_params(&client, "default", "s"))
+        .await;
+    let (status, tokens) = exchange(&server, &client, &code).await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(
+        bearer(&server, Method::GET, "/sources", access)
+            .await
+            .status(),
+        200
+    );
+
+    // An access token past its hour, as stored.
+    let stored = server
+        .state
+        .tokens
+        .token(&auth::hash_secret(access))
+        .await
+        .unwrap()
+        .unwrap();
+    let expired = inlet_core::oauth::OAuthToken {
+        token_hash: auth::hash_secret("expired-token"),
+        expires_at: Some(inlet_core::time::now() - chrono::Duration::seconds(1)),
+        ..stored
+    };
+    server.state.tokens.save_token(&expired).await.unwrap();
+    let resp = bearer(&server, Method::GET, "/sources", "expired-token").await;
+    let challenge = resp.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(challenge.contains("error=\"invalid_token\"") && challenge.contains("expired"));
+    expect_problem(resp, 401).await;
+}
