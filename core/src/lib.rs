@@ -4,6 +4,7 @@ pub mod error;
 pub mod extract;
 pub mod oauth;
 pub mod record;
+pub mod search;
 pub mod source;
 pub mod structured;
 pub mod sync;

@@ -233,6 +233,39 @@ pub trait RecordStore: Send + Sync + 'static {
     async fn get_record(&self, key: &RecordKey) -> Result<Record>;
     /// Makes a live record a tombstone, as a sync removal does.
     async fn delete_record(&self, key: &RecordKey) -> Result<()>;
+
+    /// Searches the workspace's live records (DESIGN 7): every term must match the search text
+    /// (RECORD content, STRUCTURED searchTemplate), filters apply, facets count over all
+    /// matches. A write is visible to search as soon as it returns.
+    async fn search(&self, query: &crate::search::SearchQuery)
+    -> Result<crate::search::SearchPage>;
+
+    /// Creates (`true`) or renames/moves (`false`) a folder of a HIERARCHICAL tag of a source.
+    /// A missing parent is [`Error::NotFound`]; a parent that would close a cycle
+    /// [`Error::Invalid`].
+    async fn put_folder(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+        folder: &crate::search::Folder,
+    ) -> Result<bool>;
+    /// A tag's folders with the number of live records tagged with each (not rolled up).
+    async fn list_folders(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<Vec<(crate::search::Folder, u64)>>;
+    /// Deletes a folder: [`Error::NotFound`] when absent, [`Error::Conflict`] while it has child
+    /// folders or live records.
+    async fn delete_folder(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+        external_id: &str,
+    ) -> Result<()>;
 }
 
 #[cfg(test)]

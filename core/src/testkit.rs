@@ -12,8 +12,10 @@ use crate::{
     Error, RecordStore, TokenStore, WorkspaceId,
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session, TokenKind},
     record::{Extraction, RecordKey, RecordWrite, Scope, Touch},
+    search::{self, Folder, SearchQuery, TagFilter},
     source::{
-        CUSTOM, DataType, NewObjectType, NewSource, NewTagConfig, Source, SourceDataType, TagType,
+        CUSTOM, DataType, FacetTargetType, FacetType, NewFacet, NewObjectType, NewSource,
+        NewTagConfig, Source, SourceDataType, TagType,
     },
     sync::{CloseOperation, OpenOperation, SyncEvent, SyncState},
     tag::{TagValue, Tags},
@@ -1032,6 +1034,445 @@ pub async fn sessions_and_rate_windows(store: &dyn TokenStore) {
     assert_eq!(store.rate_count(&key, 2000).await.unwrap(), 1);
 }
 
+/// A source for the search cases: tags `color` (TEXT, multi), `due` (DATE_TIME, mapped onto
+/// the modified-date filter by a facet) and `folder` (HIERARCHICAL).
+async fn search_source(store: &dyn RecordStore, workspace_id: WorkspaceId) -> (Source, Scope) {
+    let tag = |name: &str, tag_type, data_type, multi| NewTagConfig {
+        tag_type,
+        name: name.into(),
+        external_id: name.into(),
+        data_type,
+        allow_multiple_values: multi,
+    };
+    let facet = |name: &str, target| NewFacet {
+        facet_type: FacetType::Tag,
+        name: name.into(),
+        tag_external_id: name.into(),
+        target_type: target,
+        allow_multiple_values: true,
+    };
+    let source = NewSource {
+        definition_type: CUSTOM.into(),
+        config_type: CUSTOM.into(),
+        external_id: "search".into(),
+        name: "Search".into(),
+        track_status: true,
+        object_types: vec![NewObjectType {
+            name: "Docs".into(),
+            external_id: "docs".into(),
+            source_data_type: SourceDataType::Record,
+            data_type: None,
+            fields: vec![],
+            tag_configs: vec![
+                tag("color", TagType::Simple, DataType::Text, true),
+                tag("due", TagType::Simple, DataType::DateTime, false),
+                tag("folder", TagType::Hierarchical, DataType::Text, false),
+            ],
+            facets: vec![
+                facet("color", None),
+                facet("due", Some(FacetTargetType::ModifiedDate)),
+                facet("folder", None),
+            ],
+            templates: None,
+        }],
+    }
+    .build(workspace_id, time::now())
+    .expect("valid search source");
+    store.create_source(&source).await.expect("create source");
+    let scope = Scope {
+        workspace_id,
+        source_id: source.id,
+        object_type_id: source.object_types[0].id,
+    };
+    (source, scope)
+}
+
+async fn put_doc(
+    store: &dyn RecordStore,
+    scope: Scope,
+    id: &str,
+    content: &str,
+    tags: &[(&str, TagValue)],
+) {
+    let mut w = write(scope, id, None, None);
+    w.content = content.into();
+    for (tag, value) in tags {
+        w.tags
+            .entry((*tag).to_string())
+            .or_default()
+            .push(value.clone());
+    }
+    store.put_record(w).await.unwrap();
+}
+
+fn query(workspace_id: WorkspaceId, q: &str) -> SearchQuery {
+    SearchQuery {
+        workspace_id,
+        terms: search::parse_query(q),
+        source_id: None,
+        object_type_id: None,
+        tags: vec![],
+        created_from: None,
+        created_to: None,
+        modified_from: None,
+        modified_to: None,
+        offset: 0,
+        limit: 20,
+        facet_tags: vec![],
+    }
+}
+
+fn ids(page: &search::SearchPage) -> Vec<String> {
+    let mut v: Vec<String> = page.records.iter().map(|r| r.external_id.clone()).collect();
+    v.sort();
+    v
+}
+
+fn text(s: &str) -> TagValue {
+    TagValue::Text(s.into())
+}
+
+/// Words, phrases, accents and CJK are found; removed and other workspaces' records never are;
+/// writes are visible at once.
+pub async fn search_finds_words_and_respects_liveness(store: &dyn RecordStore) {
+    let ws = Uuid::new_v4();
+    let (_, scope) = search_source(store, ws).await;
+    put_doc(
+        store,
+        scope,
+        "a",
+        "The quarterly sales report for the Café in Zürich",
+        &[],
+    )
+    .await;
+    put_doc(
+        store,
+        scope,
+        "b",
+        "Sales figures, quarterly. Report follows.",
+        &[],
+    )
+    .await;
+    put_doc(store, scope, "c", "東京都の売上報告書", &[]).await;
+    put_doc(store, scope, "d", "", &[]).await;
+    let (_, other) = search_source(store, Uuid::new_v4()).await;
+    put_doc(store, other, "x", "quarterly sales report", &[]).await;
+
+    let page = store.search(&query(ws, "quarterly sales")).await.unwrap();
+    assert_eq!(ids(&page), ["a", "b"]);
+    assert_eq!(page.total, 2);
+    assert_eq!(
+        ids(&store.search(&query(ws, "\"sales report\"")).await.unwrap()),
+        ["a"]
+    );
+    assert_eq!(
+        ids(&store.search(&query(ws, "cafe zurich")).await.unwrap()),
+        ["a"]
+    );
+    assert_eq!(ids(&store.search(&query(ws, "CAFÉ")).await.unwrap()), ["a"]);
+    assert_eq!(ids(&store.search(&query(ws, "売上")).await.unwrap()), ["c"]);
+    assert_eq!(ids(&store.search(&query(ws, "東京")).await.unwrap()), ["c"]);
+    assert!(
+        store
+            .search(&query(ws, "京東"))
+            .await
+            .unwrap()
+            .records
+            .is_empty()
+    );
+    assert!(
+        store
+            .search(&query(ws, "nothing-here"))
+            .await
+            .unwrap()
+            .records
+            .is_empty()
+    );
+    // Browsing without terms lists every live record, empty content included.
+    assert_eq!(store.search(&query(ws, "")).await.unwrap().total, 4);
+
+    // Replaced content is searched at once; a deleted record is gone from search.
+    put_doc(store, scope, "b", "entirely different words", &[]).await;
+    assert_eq!(
+        ids(&store.search(&query(ws, "quarterly")).await.unwrap()),
+        ["a"]
+    );
+    store.delete_record(&key(scope, "a")).await.unwrap();
+    assert!(
+        store
+            .search(&query(ws, "quarterly"))
+            .await
+            .unwrap()
+            .records
+            .is_empty()
+    );
+    // Revived by an upload: found again.
+    put_doc(store, scope, "a", "quarterly again", &[]).await;
+    assert_eq!(
+        ids(&store.search(&query(ws, "quarterly")).await.unwrap()),
+        ["a"]
+    );
+
+    // A COMPLETE sync removes unvisited records from search in the same step.
+    let run = store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    let mut w = write(scope, "c", Some(run.sync_number), None);
+    w.content = "東京都の売上報告書".into();
+    store.put_record(w).await.unwrap();
+    store
+        .close_sync(scope, run.sync_number, CloseOperation::Complete)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .search(&query(ws, "quarterly"))
+            .await
+            .unwrap()
+            .records
+            .is_empty()
+    );
+    assert_eq!(ids(&store.search(&query(ws, "")).await.unwrap()), ["c"]);
+}
+
+/// Ranking puts the better match first; pages follow each other without overlap.
+pub async fn search_ranks_and_pages(store: &dyn RecordStore) {
+    let ws = Uuid::new_v4();
+    let (_, scope) = search_source(store, ws).await;
+    put_doc(
+        store,
+        scope,
+        "weak",
+        &format!("apple {}", "filler ".repeat(200)),
+        &[],
+    )
+    .await;
+    put_doc(store, scope, "strong", "apple apple apple pie", &[]).await;
+    for i in 0..25 {
+        put_doc(
+            store,
+            scope,
+            &format!("p{i:02}"),
+            &format!("banana number {i}"),
+            &[],
+        )
+        .await;
+    }
+    let page = store.search(&query(ws, "apple")).await.unwrap();
+    assert_eq!(page.records[0].external_id, "strong");
+    let mut q = query(ws, "banana");
+    q.limit = 10;
+    let mut seen = Vec::new();
+    for offset in [0, 10, 20] {
+        q.offset = offset;
+        let page = store.search(&q).await.unwrap();
+        assert_eq!(page.total, 25);
+        seen.extend(page.records.into_iter().map(|r| r.external_id));
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 25);
+}
+
+/// Tag filters (OR within a tag, AND across tags), facets over the filtered set, and a DATE_TIME
+/// tag mapped onto the modified-date filter.
+pub async fn search_filters_and_facets(store: &dyn RecordStore) {
+    let ws = Uuid::new_v4();
+    let (source, scope) = search_source(store, ws).await;
+    let day = |d: u32| {
+        TagValue::DateTime(
+            chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2024, 1, d, 0, 0, 0).unwrap(),
+        )
+    };
+    put_doc(
+        store,
+        scope,
+        "r1",
+        "report one",
+        &[
+            ("color", text("red")),
+            ("color", text("blue")),
+            ("due", day(1)),
+        ],
+    )
+    .await;
+    put_doc(
+        store,
+        scope,
+        "r2",
+        "report two",
+        &[("color", text("red")), ("due", day(10))],
+    )
+    .await;
+    put_doc(
+        store,
+        scope,
+        "r3",
+        "report three",
+        &[("color", text("green"))],
+    )
+    .await;
+
+    let mut q = query(ws, "report");
+    q.facet_tags = vec!["color".into()];
+    let page = store.search(&q).await.unwrap();
+    assert_eq!(page.total, 3);
+    assert_eq!(
+        page.facets["color"],
+        vec![
+            ("red".to_string(), 2),
+            ("blue".to_string(), 1),
+            ("green".to_string(), 1)
+        ]
+    );
+
+    q.tags = vec![TagFilter {
+        tag: "color".into(),
+        values: vec!["blue".into(), "green".into()],
+    }];
+    let page = store.search(&q).await.unwrap();
+    assert_eq!(ids(&page), ["r1", "r3"]);
+    assert_eq!(
+        page.facets["color"],
+        vec![
+            ("blue".to_string(), 1),
+            ("green".to_string(), 1),
+            ("red".to_string(), 1)
+        ]
+    );
+    q.tags.push(TagFilter {
+        tag: "color".into(),
+        values: vec!["red".into()],
+    });
+    assert_eq!(ids(&store.search(&q).await.unwrap()), ["r1"]);
+
+    // `due` is mapped onto the modified filter: r1 (Jan 1) and r2 (Jan 10) by their tag, r3 by its
+    // real modification time (now).
+    let mut q = query(ws, "");
+    q.modified_to =
+        Some(chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2024, 1, 5, 0, 0, 0).unwrap());
+    assert_eq!(ids(&store.search(&q).await.unwrap()), ["r1"]);
+    q.modified_to = None;
+    q.modified_from =
+        Some(chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2024, 1, 5, 0, 0, 0).unwrap());
+    assert_eq!(ids(&store.search(&q).await.unwrap()), ["r2", "r3"]);
+    q.modified_from = None;
+    q.source_id = Some(source.id);
+    q.object_type_id = Some(scope.object_type_id);
+    assert_eq!(store.search(&q).await.unwrap().total, 3);
+    q.source_id = Some(Uuid::new_v4());
+    assert_eq!(store.search(&q).await.unwrap().total, 0);
+}
+
+/// Folder trees: create, rename, move, cycles, counts, delete rules, workspace confinement.
+pub async fn folders_tree_and_counts(store: &dyn RecordStore) {
+    let ws = Uuid::new_v4();
+    let (source, scope) = search_source(store, ws).await;
+    let f = |id: &str, parent: Option<&str>| Folder {
+        external_id: id.into(),
+        name: id.to_uppercase(),
+        parent_external_id: parent.map(Into::into),
+    };
+    assert!(
+        store
+            .put_folder(ws, source.id, "folder", &f("root", None))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .put_folder(ws, source.id, "folder", &f("sub", Some("root")))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .put_folder(ws, source.id, "folder", &f("leaf", Some("sub")))
+            .await
+            .unwrap()
+    );
+    assert_err(
+        store
+            .put_folder(ws, source.id, "folder", &f("x", Some("missing")))
+            .await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    assert_err(
+        store
+            .put_folder(ws, source.id, "folder", &f("root", Some("leaf")))
+            .await,
+        |e| matches!(e, Error::Invalid(_)),
+        "Invalid (cycle)",
+    );
+    assert_err(
+        store
+            .put_folder(Uuid::new_v4(), source.id, "folder", &f("y", None))
+            .await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound (other workspace)",
+    );
+    // Rename and move: not a creation.
+    let mut renamed = f("leaf", Some("root"));
+    renamed.name = "Leaf renamed".into();
+    assert!(
+        !store
+            .put_folder(ws, source.id, "folder", &renamed)
+            .await
+            .unwrap()
+    );
+
+    put_doc(store, scope, "d1", "one", &[("folder", text("leaf"))]).await;
+    put_doc(store, scope, "d2", "two", &[("folder", text("sub"))]).await;
+    put_doc(store, scope, "d3", "three", &[("folder", text("sub"))]).await;
+    let listed = store.list_folders(ws, source.id, "folder").await.unwrap();
+    let own: std::collections::HashMap<String, u64> = listed
+        .iter()
+        .map(|(f, n)| (f.external_id.clone(), *n))
+        .collect();
+    assert_eq!(own["leaf"], 1);
+    assert_eq!(own["sub"], 2);
+    assert_eq!(own["root"], 0);
+    let leaf = listed
+        .iter()
+        .find(|(f, _)| f.external_id == "leaf")
+        .unwrap();
+    assert_eq!(leaf.0.name, "Leaf renamed");
+    assert_eq!(leaf.0.parent_external_id.as_deref(), Some("root"));
+    let folders: Vec<Folder> = listed.into_iter().map(|(f, _)| f).collect();
+    let rolled = search::rolled_up_counts(&folders, &own);
+    assert_eq!(rolled["root"], 3);
+
+    assert_err(
+        store.delete_folder(ws, source.id, "folder", "root").await,
+        |e| matches!(e, Error::Conflict(_)),
+        "Conflict (children)",
+    );
+    assert_err(
+        store.delete_folder(ws, source.id, "folder", "leaf").await,
+        |e| matches!(e, Error::Conflict(_)),
+        "Conflict (records)",
+    );
+    store.delete_record(&key(scope, "d1")).await.unwrap();
+    store
+        .delete_folder(ws, source.id, "folder", "leaf")
+        .await
+        .unwrap();
+    assert_err(
+        store.delete_folder(ws, source.id, "folder", "leaf").await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound",
+    );
+    // Facet over folders counts records by folder externalId.
+    let mut q = query(ws, "");
+    q.facet_tags = vec!["folder".into()];
+    assert_eq!(
+        store.search(&q).await.unwrap().facets["folder"],
+        vec![("sub".to_string(), 2)]
+    );
+}
+
 /// Writes one `#[tokio::test]` per conformance case for a store.
 ///
 /// - `conformance_tests!(make)`: `make` is an async expression evaluating to `Arc<S>` where `S`
@@ -1071,6 +1512,10 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, codes_redeem_exactly_once, store);
         $crate::conformance_tests!(@case $make, $cleanup, tokens_revoke_by_token_grant_and_client, ref);
         $crate::conformance_tests!(@case $make, $cleanup, sessions_and_rate_windows, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, search_finds_words_and_respects_liveness, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, search_ranks_and_pages, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, search_filters_and_facets, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, folders_tree_and_counts, ref);
     };
     (@case $make:expr, $cleanup:expr, $name:ident, ref) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -7,8 +7,10 @@ use inlet_core::{
     Error, RecordStore, Result, TokenStore, WorkspaceId,
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
     record::{self, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch},
-    source::Source,
+    search::{self, Folder, SearchPage, SearchQuery},
+    source::{ObjectType, Source},
     sync::{self, CloseOperation, OpenOperation, SyncEvent, SyncRun, SyncState},
+    tag::TagValue,
     time,
     token::{ApiToken, User, Workspace},
 };
@@ -42,6 +44,10 @@ struct State {
     workspaces: Vec<Workspace>,
     users: Vec<User>,
     tokens: Vec<ApiToken>,
+    /// Normalized words of each record's search text, kept at write time.
+    search_words: HashMap<Uuid, Vec<String>>,
+    /// Folders per (source, HIERARCHICAL tag externalId).
+    folders: HashMap<(Uuid, String), Vec<Folder>>,
     clients: Vec<OAuthClient>,
     logos: HashMap<Uuid, Logo>,
     /// Codes by hash, with whether they were redeemed.
@@ -256,6 +262,15 @@ impl RecordStore for MemoryStore {
             extraction: write.extraction,
         };
         records.insert(write.key.external_id, record.clone());
+        let words = search::index_text(&record.content);
+        st.search_words.insert(
+            record.id,
+            words
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect(),
+        );
         st.count(
             scope.object_type_id,
             write.sync_number,
@@ -315,6 +330,179 @@ impl RecordStore for MemoryStore {
                 key.external_id
             ))),
         }
+    }
+
+    async fn search(&self, q: &SearchQuery) -> Result<SearchPage> {
+        let st = self.state.lock();
+        let object_types: Vec<&ObjectType> = st
+            .sources
+            .iter()
+            .filter(|s| s.workspace_id == q.workspace_id)
+            .filter(|s| q.source_id.is_none_or(|id| id == s.id))
+            .flat_map(|s| s.object_types.iter())
+            .filter(|o| q.object_type_id.is_none_or(|id| id == o.id))
+            .collect();
+        let mut hits = Vec::new();
+        for ot in object_types {
+            let Some(records) = st.records.get(&ot.id) else {
+                continue;
+            };
+            for r in records.values().filter(|r| !r.removed) {
+                let score = if q.terms.is_empty() {
+                    r.modified_date.timestamp_millis() as f64
+                } else {
+                    let Some(words) = st.search_words.get(&r.id) else {
+                        continue;
+                    };
+                    if !search::matches_all(words, &q.terms) {
+                        continue;
+                    }
+                    let n: usize = q.terms.iter().map(|t| search::occurrences(words, t)).sum();
+                    n as f64 / (words.len() as f64).sqrt()
+                };
+                let rows = search::tag_rows(Some(ot), &r.tags);
+                if search::passes_filters(q, r, &rows) {
+                    hits.push((score, ot.name.as_str(), r, rows));
+                }
+            }
+        }
+        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.id.cmp(&b.2.id)));
+        let facets = search::count_facets(&q.facet_tags, hits.iter().map(|h| h.3.as_slice()));
+        let records = hits
+            .iter()
+            .skip(usize::try_from(q.offset).unwrap_or(usize::MAX))
+            .take(q.limit as usize)
+            .map(|(_, name, r, _)| st.view(name, r))
+            .collect();
+        Ok(SearchPage {
+            total: hits.len() as u64,
+            records,
+            facets,
+        })
+    }
+
+    async fn put_folder(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+        folder: &Folder,
+    ) -> Result<bool> {
+        let mut st = self.state.lock();
+        st.source(workspace_id, source_id)?;
+        let list = st.folders.entry((source_id, tag.to_string())).or_default();
+        if let Some(parent) = &folder.parent_external_id
+            && !list.iter().any(|f| f.external_id == *parent)
+        {
+            return Err(Error::not_found(format!(
+                "parent folder '{parent}' not found"
+            )));
+        }
+        if search::would_cycle(
+            list,
+            &folder.external_id,
+            folder.parent_external_id.as_deref(),
+        ) {
+            return Err(Error::invalid(format!(
+                "folder '{}' cannot be placed under its own descendant",
+                folder.external_id
+            )));
+        }
+        match list
+            .iter_mut()
+            .find(|f| f.external_id == folder.external_id)
+        {
+            Some(f) => {
+                *f = folder.clone();
+                Ok(false)
+            }
+            None => {
+                list.push(folder.clone());
+                Ok(true)
+            }
+        }
+    }
+
+    async fn list_folders(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<Vec<(Folder, u64)>> {
+        let st = self.state.lock();
+        let counts = st.folder_counts(workspace_id, source_id, tag)?;
+        Ok(st
+            .folders
+            .get(&(source_id, tag.to_string()))
+            .map(|list| {
+                list.iter()
+                    .map(|f| (f.clone(), counts.get(&f.external_id).copied().unwrap_or(0)))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn delete_folder(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+        external_id: &str,
+    ) -> Result<()> {
+        let mut st = self.state.lock();
+        let counts = st.folder_counts(workspace_id, source_id, tag)?;
+        let list = st.folders.entry((source_id, tag.to_string())).or_default();
+        if !list.iter().any(|f| f.external_id == external_id) {
+            return Err(Error::not_found(format!(
+                "folder '{external_id}' not found"
+            )));
+        }
+        if list
+            .iter()
+            .any(|f| f.parent_external_id.as_deref() == Some(external_id))
+        {
+            return Err(Error::conflict(format!(
+                "folder '{external_id}' has child folders"
+            )));
+        }
+        if counts.get(external_id).copied().unwrap_or(0) > 0 {
+            return Err(Error::conflict(format!(
+                "folder '{external_id}' still holds records"
+            )));
+        }
+        list.retain(|f| f.external_id != external_id);
+        Ok(())
+    }
+}
+
+impl State {
+    /// Live records per folder value of a source's tag.
+    fn folder_counts(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<HashMap<String, u64>> {
+        let source = self.source(workspace_id, source_id)?;
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for ot in &source.object_types {
+            for r in self
+                .records
+                .get(&ot.id)
+                .into_iter()
+                .flat_map(|m| m.values())
+            {
+                if r.removed {
+                    continue;
+                }
+                for v in r.tags.get(tag).into_iter().flatten() {
+                    if let TagValue::Text(id) = v {
+                        *counts.entry(id.clone()).or_default() += 1;
+                    }
+                }
+            }
+        }
+        Ok(counts)
     }
 }
 

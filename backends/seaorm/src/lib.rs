@@ -2,6 +2,7 @@
 
 mod migration;
 mod records;
+mod search;
 mod tokens;
 
 use std::time::Duration;

@@ -12,7 +12,11 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(M0001Initial), Box::new(M0002OAuth)]
+        vec![
+            Box::new(M0001Initial),
+            Box::new(M0002OAuth),
+            Box::new(M0003Search),
+        ]
     }
 }
 
@@ -171,5 +175,61 @@ impl MigrationTrait for M0002OAuth {
             db.execute_unprepared(sql).await?;
         }
         Ok(())
+    }
+}
+
+/// Search: the tag index (`record_tags`), the full-text index (SQLite FTS5 `records_fts`,
+/// PostgreSQL `record_search` with a GIN index) and HIERARCHICAL folders. Records stored before
+/// this migration are indexed by it.
+struct M0003Search;
+
+impl sea_orm_migration::MigrationName for M0003Search {
+    fn name(&self) -> &str {
+        "m0003_search"
+    }
+}
+
+const M0003_COMMON: &[&str] = &[
+    "CREATE TABLE record_tags (
+        record_id TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        value TEXT NOT NULL,
+        num BIGINT)",
+    "CREATE INDEX record_tags_record ON record_tags (record_id)",
+    "CREATE INDEX record_tags_tag_value ON record_tags (tag, value)",
+    "CREATE TABLE folders (
+        source_id TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        external_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        parent_external_id TEXT,
+        PRIMARY KEY (source_id, tag, external_id))",
+];
+
+const M0003_SQLITE: &[&str] = &[
+    // The body is already normalized by inlet_core::search::index_text (words separated by
+    // spaces); unicode61 splits it on the spaces.
+    "CREATE VIRTUAL TABLE records_fts USING fts5(record_id UNINDEXED, body, tokenize = 'unicode61')",
+];
+
+const M0003_POSTGRES: &[&str] = &[
+    "CREATE TABLE record_search (
+        record_id TEXT PRIMARY KEY,
+        vector TSVECTOR NOT NULL)",
+    "CREATE INDEX record_search_vector ON record_search USING GIN (vector)",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0003Search {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        let dialect = match db.get_database_backend() {
+            sea_orm::DbBackend::Postgres => M0003_POSTGRES,
+            _ => M0003_SQLITE,
+        };
+        for sql in M0003_COMMON.iter().chain(dialect) {
+            db.execute_unprepared(sql).await?;
+        }
+        crate::search::backfill(db).await
     }
 }

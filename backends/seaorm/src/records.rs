@@ -7,6 +7,7 @@ use inlet_core::{
     record::{
         self, Extraction, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
     },
+    search::{self, Folder, SearchPage, SearchQuery},
     source::Source,
     sync::{self, CloseOperation, OpenOperation, SyncCounters, SyncEvent, SyncRun, SyncState},
     tag::Tags,
@@ -75,12 +76,12 @@ fn counter_shard(external_id: &str) -> i64 {
     (h.finish() % COUNTER_SHARDS) as i64
 }
 
-const RECORD_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
+pub(crate) const RECORD_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
     r.title, r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
     r.modified_by, r.sync_number, (r.removed OR r.sync_number < o.complete_floor) AS removed, \
     r.extraction, o.name AS ot_name, o.current_sync AS ot_current_sync";
 
-fn record_from_row(row: &QueryResult) -> Result<Record> {
+pub(crate) fn record_from_row(row: &QueryResult) -> Result<Record> {
     let tags: String = get(row, "tags")?;
     let extraction: String = get(row, "extraction")?;
     Ok(Record {
@@ -598,8 +599,11 @@ impl RecordStore for SeaOrmStore {
     }
 
     async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome> {
-        let _w = self.write_guard().await;
         let scope = write.key.scope;
+        let source = self.get_source(scope.workspace_id, scope.source_id).await?;
+        let tag_rows = search::tag_rows(source.object_type(scope.object_type_id), &write.tags);
+        let search_content = write.content.clone();
+        let _w = self.write_guard().await;
         let txn = self.db.begin().await.map_err(db_error)?;
         let state = self
             .object_type_state(&txn, scope, self.for_share())
@@ -648,13 +652,15 @@ impl RecordStore for SeaOrmStore {
                          OR records.sync_number < $15 THEN $12 ELSE records.sync_number END), \
                      removed = FALSE, \
                      extraction = excluded.extraction \
-                 RETURNING version",
+                 RETURNING id, version",
                 values,
             ),
         )
         .await?
         .ok_or_else(|| Error::backend(std::io::Error::other("upsert returned no row")))?;
         let version: i64 = get(&row, "version")?;
+        let record_id = uuid(&row, "id")?;
+        crate::search::index_record(&txn, record_id, &search_content, &tag_rows).await?;
         self.count_event(
             &txn,
             scope.object_type_id,
@@ -759,5 +765,40 @@ impl RecordStore for SeaOrmStore {
             )));
         }
         Ok(())
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage> {
+        self.search_records(query).await
+    }
+
+    async fn put_folder(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+        folder: &Folder,
+    ) -> Result<bool> {
+        self.put_folder_row(workspace_id, source_id, tag, folder)
+            .await
+    }
+
+    async fn list_folders(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<Vec<(Folder, u64)>> {
+        self.list_folder_rows(workspace_id, source_id, tag).await
+    }
+
+    async fn delete_folder(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+        external_id: &str,
+    ) -> Result<()> {
+        self.delete_folder_row(workspace_id, source_id, tag, external_id)
+            .await
     }
 }
