@@ -250,6 +250,8 @@ pub trait RecordStore: Send + Sync + 'static {
         tag: &str,
         folder: &crate::search::Folder,
     ) -> Result<bool>;
+    /// Whether a folder exists (uploads tagging a record with a folder check this).
+    async fn folder_exists(&self, source_id: Uuid, tag: &str, external_id: &str) -> Result<bool>;
     /// A tag's folders with the number of live records tagged with each (not rolled up).
     async fn list_folders(
         &self,

@@ -180,16 +180,10 @@ pub struct SearchPage {
     pub facets: BTreeMap<String, Vec<(String, u64)>>,
 }
 
-/// The string form of a tag value that filters and facets use: text as is, numbers in decimal,
-/// booleans `true`/`false`, dates as `2026-11-22T10:42:10.123+00:00` (UTC, so they sort).
+/// The string form of a tag value that filters and facets use: [`TagValue::canonical`] (text as
+/// is, numbers in decimal, dates as `2026-11-22T10:42:10.123+00:00` in UTC, so they sort).
 pub fn index_value(v: &TagValue) -> String {
-    match v {
-        TagValue::Text(s) => s.clone(),
-        TagValue::Long(n) => n.to_string(),
-        TagValue::Double(d) => d.to_string(),
-        TagValue::Boolean(b) => b.to_string(),
-        TagValue::DateTime(t) => time::format(t),
-    }
+    v.canonical()
 }
 
 /// One row of a record's tag index.

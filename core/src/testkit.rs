@@ -1426,6 +1426,18 @@ pub async fn folders_tree_and_counts(store: &dyn RecordStore) {
     put_doc(store, scope, "d1", "one", &[("folder", text("leaf"))]).await;
     put_doc(store, scope, "d2", "two", &[("folder", text("sub"))]).await;
     put_doc(store, scope, "d3", "three", &[("folder", text("sub"))]).await;
+    assert!(
+        store
+            .folder_exists(source.id, "folder", "leaf")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .folder_exists(source.id, "folder", "nope")
+            .await
+            .unwrap()
+    );
     let listed = store.list_folders(ws, source.id, "folder").await.unwrap();
     let own: std::collections::HashMap<String, u64> = listed
         .iter()

@@ -423,6 +423,14 @@ impl RecordStore for MemoryStore {
         }
     }
 
+    async fn folder_exists(&self, source_id: Uuid, tag: &str, external_id: &str) -> Result<bool> {
+        let st = self.state.lock();
+        Ok(st
+            .folders
+            .get(&(source_id, tag.to_string()))
+            .is_some_and(|l| l.iter().any(|f| f.external_id == external_id)))
+    }
+
     async fn list_folders(
         &self,
         workspace_id: WorkspaceId,

@@ -782,6 +782,22 @@ impl RecordStore for SeaOrmStore {
             .await
     }
 
+    async fn folder_exists(&self, source_id: Uuid, tag: &str, external_id: &str) -> Result<bool> {
+        let row = one(
+            &self.db,
+            self.stmt(
+                "SELECT 1 AS x FROM folders WHERE source_id = $1 AND tag = $2 AND external_id = $3",
+                vec![
+                    source_id.to_string().into(),
+                    tag.to_string().into(),
+                    external_id.to_string().into(),
+                ],
+            ),
+        )
+        .await?;
+        Ok(row.is_some())
+    }
+
     async fn list_folders(
         &self,
         workspace_id: WorkspaceId,

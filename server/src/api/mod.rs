@@ -5,6 +5,7 @@ mod apitokens;
 mod clients;
 pub mod dto;
 mod objects;
+mod search;
 mod sources;
 mod syncs;
 
@@ -39,6 +40,8 @@ enum ApiTags {
     /// Your own API tokens (HTTP Basic).
     #[oai(rename = "API tokens")]
     ApiTokens,
+    /// Search with facets, and the folder trees of HIERARCHICAL tags.
+    Search,
 }
 
 /// Every operation group of the document.
@@ -46,6 +49,7 @@ pub type Apis = (
     sources::SourcesApi,
     syncs::SyncsApi,
     objects::ObjectsApi,
+    search::SearchApi,
     clients::ClientsApi,
     apitokens::ApiTokensApi,
     crate::oauth::OAuthApi,
@@ -59,6 +63,7 @@ pub fn service() -> OpenApiService<Apis, ()> {
             sources::SourcesApi,
             syncs::SyncsApi,
             objects::ObjectsApi,
+            search::SearchApi,
             clients::ClientsApi,
             apitokens::ApiTokensApi,
             crate::oauth::OAuthApi,

@@ -197,6 +197,24 @@ async fn prepare<'a>(
     }
     let key = record_key(scope, external_id)?;
     let tags = tag::parse_tags(&ot, tag_headers.iter().map(|t| t.as_bytes()))?;
+    for (tag_id, values) in &tags {
+        if !inlet_core::search::is_folder_tag(&ot, tag_id) {
+            continue;
+        }
+        for value in values {
+            if let tag::TagValue::Text(folder) = value
+                && !state
+                    .records
+                    .folder_exists(source_id, tag_id, folder)
+                    .await?
+            {
+                return Err(ApiError::not_found(format!(
+                    "folder '{folder}' of tag '{tag_id}' not found; create it with PUT \
+                     /api/v1/sources/{{sourceId}}/tagconfigs/{{tagConfigId}}/hierarchies/{{externalId}}"
+                )));
+            }
+        }
+    }
     if let Some(n) = sync_number {
         ensure_open(state, scope, n).await?;
     }

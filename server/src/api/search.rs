@@ -1,0 +1,577 @@
+//! `GET /search` (DESIGN 7) and the folder endpoints of HIERARCHICAL tags (DESIGN 6).
+
+use std::collections::{BTreeMap, HashMap};
+
+use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
+use inlet_core::{
+    search::{self, DEFAULT_LIMIT, Folder, MAX_LIMIT, MAX_QUERY_CHARS, SearchQuery, TagFilter},
+    source::{ObjectType, Source, TagConfig, TagType},
+    tag::{self, TagValue},
+    time::{self, Timestamp},
+};
+use poem::web::Data;
+use poem_openapi::{
+    ApiResponse, Object, OpenApi,
+    param::{Path, Query},
+    payload::Json,
+};
+use uuid::Uuid;
+
+use super::ApiTags;
+use crate::{auth::Auth, problem::ApiError, state::AppState};
+
+/// Longest folder externalId, in bytes.
+pub const MAX_FOLDER_ID_BYTES: usize = 1024;
+/// Longest folder name, in characters.
+pub const MAX_FOLDER_NAME_CHARS: usize = 500;
+
+/// One result.
+#[derive(Debug, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct SearchResult {
+    /// Record id.
+    pub id: Uuid,
+    /// The caller's id of the record.
+    pub external_id: String,
+    /// Its source.
+    pub source_id: Uuid,
+    /// Its object type.
+    pub object_type_id: Uuid,
+    /// Title.
+    pub title: String,
+    /// Link into the external system.
+    #[oai(skip_serializing_if_is_none)]
+    pub url: Option<String>,
+    /// Extract around the first match, HTML-escaped, matched words in `<mark>`…`</mark>`.
+    pub snippet: String,
+    /// Tags: tag externalId → values.
+    pub tags: BTreeMap<String, Vec<String>>,
+    /// RFC 3339 with milliseconds.
+    pub created_date: String,
+    /// RFC 3339 with milliseconds.
+    pub modified_date: String,
+}
+
+/// One facet value with its count over all matching records.
+#[derive(Debug, Object)]
+pub struct FacetValue {
+    /// The value (a folder's externalId for a HIERARCHICAL tag).
+    pub value: String,
+    /// The folder's name, for HIERARCHICAL tags.
+    #[oai(skip_serializing_if_is_none)]
+    pub name: Option<String>,
+    /// Matching records carrying it.
+    pub count: u64,
+}
+
+/// The values of one facet.
+#[derive(Debug, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FacetResult {
+    /// The facet's display name.
+    pub name: String,
+    /// The tag it counts.
+    pub tag_external_id: String,
+    /// Most frequent first (at most 50).
+    pub values: Vec<FacetValue>,
+}
+
+/// A page of search results.
+#[derive(Debug, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct SearchResponse {
+    /// Matching records in all pages.
+    pub total: u64,
+    /// This page, best match first (newest first without `q`).
+    pub results: Vec<SearchResult>,
+    /// Facets of the object types searched, counted over all matching records.
+    pub facets: Vec<FacetResult>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[oai(skip_serializing_if_is_none)]
+    pub next_cursor: Option<String>,
+}
+
+/// A folder of a HIERARCHICAL tag.
+#[derive(Debug, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FolderOut {
+    /// The caller's id (records carry it as the tag value).
+    pub external_id: String,
+    /// Display name.
+    pub name: String,
+    /// Parent folder; absent for a root.
+    #[oai(skip_serializing_if_is_none)]
+    pub parent_external_id: Option<String>,
+    /// Live records in this folder and all folders below it.
+    pub count: u64,
+}
+
+/// Body of a folder create / rename / move.
+#[derive(Debug, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FolderIn {
+    /// Display name.
+    pub name: String,
+    /// Parent folder's externalId; null or absent for a root.
+    pub parent_external_id: Option<String>,
+}
+
+#[derive(ApiResponse)]
+enum PutFolder {
+    /// The folder was created.
+    #[oai(status = 201)]
+    Created(Json<FolderOut>),
+    /// The folder was renamed or moved.
+    #[oai(status = 200)]
+    Updated(Json<FolderOut>),
+}
+
+#[derive(ApiResponse)]
+enum Deleted {
+    /// The folder is gone.
+    #[oai(status = 204)]
+    NoContent,
+}
+
+fn parse_time(name: &str, raw: &Option<String>) -> Result<Option<Timestamp>, ApiError> {
+    raw.as_deref()
+        .map(|r| {
+            tag::parse_date_time(r).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "{name}: '{r}' is not an RFC 3339 date-time or a date"
+                ))
+            })
+        })
+        .transpose()
+}
+
+fn encode_cursor(offset: u64) -> String {
+    URL_SAFE_NO_PAD.encode(format!("o:{offset}"))
+}
+
+fn decode_cursor(cursor: &str) -> Result<u64, ApiError> {
+    URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.strip_prefix("o:").and_then(|n| n.parse().ok()))
+        .ok_or_else(|| ApiError::bad_request("cursor is not one this service issued"))
+}
+
+/// The object types a search covers.
+async fn scope_types(
+    state: &AppState,
+    workspace_id: Uuid,
+    source_id: Option<Uuid>,
+    object_type_id: Option<Uuid>,
+) -> Result<Vec<(Source, ObjectType)>, ApiError> {
+    let sources = match source_id {
+        Some(id) => vec![state.records.get_source(workspace_id, id).await?],
+        None => state.records.list_sources(workspace_id).await?,
+    };
+    let mut out = Vec::new();
+    for s in sources {
+        for ot in &s.object_types {
+            if object_type_id.is_none_or(|id| id == ot.id) {
+                out.push((s.clone(), ot.clone()));
+            }
+        }
+    }
+    if let Some(id) = object_type_id
+        && out.is_empty()
+    {
+        return Err(ApiError::not_found(format!("object type {id} not found")));
+    }
+    Ok(out)
+}
+
+/// The source's tag config with this id, which must be HIERARCHICAL.
+fn folder_tag(source: &Source, tag_config_id: Uuid) -> Result<TagConfig, ApiError> {
+    let tc = source
+        .object_types
+        .iter()
+        .flat_map(|o| o.tag_configs.iter())
+        .find(|t| t.id == tag_config_id)
+        .ok_or_else(|| ApiError::not_found(format!("tag config {tag_config_id} not found")))?;
+    if tc.tag_type != TagType::Hierarchical {
+        return Err(ApiError::bad_request(format!(
+            "tag '{}' is not HIERARCHICAL; folders belong to HIERARCHICAL tags",
+            tc.external_id
+        )));
+    }
+    Ok(tc.clone())
+}
+
+/// The HIERARCHICAL tag a facet of the source counts.
+fn facet_tag(source: &Source, facet_id: Uuid) -> Result<TagConfig, ApiError> {
+    for ot in &source.object_types {
+        if let Some(f) = ot.facets.iter().find(|f| f.id == facet_id) {
+            let tc = ot
+                .tag_config(&f.tag_external_id)
+                .ok_or_else(|| ApiError::not_found("the facet's tag is gone"))?;
+            return folder_tag(source, tc.id);
+        }
+    }
+    Err(ApiError::not_found(format!("facet {facet_id} not found")))
+}
+
+async fn folders_with_counts(
+    state: &AppState,
+    workspace_id: Uuid,
+    source_id: Uuid,
+    tag: &str,
+) -> Result<Vec<FolderOut>, ApiError> {
+    let listed = state
+        .records
+        .list_folders(workspace_id, source_id, tag)
+        .await?;
+    let own: HashMap<String, u64> = listed
+        .iter()
+        .map(|(f, n)| (f.external_id.clone(), *n))
+        .collect();
+    let folders: Vec<Folder> = listed.into_iter().map(|(f, _)| f).collect();
+    let rolled = search::rolled_up_counts(&folders, &own);
+    Ok(folders
+        .into_iter()
+        .map(|f| FolderOut {
+            count: rolled.get(&f.external_id).copied().unwrap_or(0),
+            external_id: f.external_id,
+            name: f.name,
+            parent_external_id: f.parent_external_id,
+        })
+        .collect())
+}
+
+/// Search and folder endpoints.
+pub struct SearchApi;
+
+#[OpenApi(tag = "ApiTags::Search", prefix_path = "/api/v1")]
+impl SearchApi {
+    /// Search the workspace's records: every word of `q` must match (quotes for a phrase;
+    /// accents and case are ignored; Chinese, Japanese and Korean text is found by its
+    /// characters). Repeated `tag` values of one tag OR together, different tags AND. Date
+    /// filters are RFC 3339 (or a date); a facet with targetType maps its DATE_TIME tag onto
+    /// them. Facets count over all matching records.
+    #[allow(clippy::too_many_arguments)]
+    #[oai(path = "/search", method = "get", operation_id = "search")]
+    async fn search(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        /// Words to find.
+        q: Query<Option<String>>,
+        /// Only this source.
+        #[oai(name = "sourceId")]
+        source_id: Query<Option<Uuid>>,
+        /// Only this object type.
+        #[oai(name = "objectTypeId")]
+        object_type_id: Query<Option<Uuid>>,
+        /// `<tagExternalId>:<value>`, repeatable.
+        tag: Query<Vec<String>>,
+        /// Created at or after.
+        #[oai(name = "createdFrom")]
+        created_from: Query<Option<String>>,
+        /// Created at or before.
+        #[oai(name = "createdTo")]
+        created_to: Query<Option<String>>,
+        /// Modified at or after.
+        #[oai(name = "modifiedFrom")]
+        modified_from: Query<Option<String>>,
+        /// Modified at or before.
+        #[oai(name = "modifiedTo")]
+        modified_to: Query<Option<String>>,
+        /// Results per page, 1–100 (default 20).
+        limit: Query<Option<u32>>,
+        /// `nextCursor` of the previous page.
+        cursor: Query<Option<String>>,
+    ) -> Result<Json<SearchResponse>, ApiError> {
+        let principal = auth.reader();
+        let text = q.0.unwrap_or_default();
+        if text.chars().count() > MAX_QUERY_CHARS {
+            return Err(ApiError::bad_request(format!(
+                "q is longer than {MAX_QUERY_CHARS} characters"
+            )));
+        }
+        let limit = limit.0.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(ApiError::bad_request(format!(
+                "limit must be between 1 and {MAX_LIMIT}"
+            )));
+        }
+        let offset = cursor
+            .0
+            .as_deref()
+            .map(decode_cursor)
+            .transpose()?
+            .unwrap_or(0);
+        let types = scope_types(
+            &state,
+            principal.workspace_id,
+            source_id.0,
+            object_type_id.0,
+        )
+        .await?;
+
+        // Tag filters, parsed by the tag's dataType in the searched object types.
+        let mut filters: Vec<TagFilter> = Vec::new();
+        for raw in &tag.0 {
+            let (tag_id, value) = tag::parse_header(raw.as_bytes())?;
+            let config = types
+                .iter()
+                .find_map(|(_, ot)| ot.tag_config(&tag_id))
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "unknown tag '{tag_id}' in the searched object types"
+                    ))
+                })?;
+            let value = TagValue::parse(&value, config.data_type)
+                .map_err(|e| ApiError::bad_request(format!("tag '{tag_id}': {e}")))?;
+            let value = search::index_value(&value);
+            match filters.iter_mut().find(|f| f.tag == tag_id) {
+                Some(f) => f.values.push(value),
+                None => filters.push(TagFilter {
+                    tag: tag_id,
+                    values: vec![value],
+                }),
+            }
+        }
+
+        // Facets of the searched object types, one per tag.
+        let mut facets: Vec<(String, String, Option<Uuid>)> = Vec::new();
+        for (source, ot) in &types {
+            for f in &ot.facets {
+                if facets.iter().any(|(_, t, _)| *t == f.tag_external_id) {
+                    continue;
+                }
+                let folder_source =
+                    search::is_folder_tag(ot, &f.tag_external_id).then_some(source.id);
+                facets.push((f.name.clone(), f.tag_external_id.clone(), folder_source));
+            }
+        }
+
+        let terms = search::parse_query(&text);
+        let query = SearchQuery {
+            workspace_id: principal.workspace_id,
+            terms: terms.clone(),
+            source_id: source_id.0,
+            object_type_id: object_type_id.0,
+            tags: filters,
+            created_from: parse_time("createdFrom", &created_from.0)?,
+            created_to: parse_time("createdTo", &created_to.0)?,
+            modified_from: parse_time("modifiedFrom", &modified_from.0)?,
+            modified_to: parse_time("modifiedTo", &modified_to.0)?,
+            offset,
+            limit,
+            facet_tags: facets.iter().map(|(_, t, _)| t.clone()).collect(),
+        };
+        let page = state.records.search(&query).await?;
+
+        let mut facet_out = Vec::new();
+        for (name, tag_id, folder_source) in facets {
+            let names: HashMap<String, String> = match folder_source {
+                Some(sid) => state
+                    .records
+                    .list_folders(principal.workspace_id, sid, &tag_id)
+                    .await?
+                    .into_iter()
+                    .map(|(f, _)| (f.external_id, f.name))
+                    .collect(),
+                None => HashMap::new(),
+            };
+            let values = page
+                .facets
+                .get(&tag_id)
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(value, count)| FacetValue {
+                    name: names.get(&value).cloned(),
+                    value,
+                    count,
+                })
+                .collect();
+            facet_out.push(FacetResult {
+                name,
+                tag_external_id: tag_id,
+                values,
+            });
+        }
+        let shown = offset + page.records.len() as u64;
+        let results = page
+            .records
+            .into_iter()
+            .map(|r| SearchResult {
+                id: r.id,
+                snippet: search::snippet(&r.content, &terms),
+                external_id: r.external_id,
+                source_id: r.source_id,
+                object_type_id: r.object_type.id,
+                title: r.title,
+                url: r.url,
+                tags: r
+                    .tags
+                    .iter()
+                    .map(|(k, vs)| (k.clone(), vs.iter().map(TagValue::canonical).collect()))
+                    .collect(),
+                created_date: time::format(&r.created_date),
+                modified_date: time::format(&r.modified_date),
+            })
+            .collect();
+        Ok(Json(SearchResponse {
+            total: page.total,
+            results,
+            facets: facet_out,
+            next_cursor: (shown < page.total).then(|| encode_cursor(shown)),
+        }))
+    }
+
+    /// Create (201) or rename / move (200) a folder of a HIERARCHICAL tag. A missing parent is
+    /// 404; moving a folder under its own descendant 400.
+    #[oai(
+        path = "/sources/:sourceId/tagconfigs/:tagConfigId/hierarchies/:externalId",
+        method = "put",
+        operation_id = "putFolder"
+    )]
+    async fn put_folder(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "tagConfigId")] tag_config_id: Path<Uuid>,
+        #[oai(name = "externalId")] external_id: Path<String>,
+        body: Json<FolderIn>,
+    ) -> Result<PutFolder, ApiError> {
+        let principal = auth.writer()?;
+        let source = state
+            .records
+            .get_source(principal.workspace_id, source_id.0)
+            .await?;
+        let tc = folder_tag(&source, tag_config_id.0)?;
+        let id = external_id.0;
+        if id.is_empty() || id.len() > MAX_FOLDER_ID_BYTES {
+            return Err(ApiError::bad_request(format!(
+                "a folder externalId has 1 to {MAX_FOLDER_ID_BYTES} bytes"
+            )));
+        }
+        let name = body.0.name.trim().to_string();
+        if name.is_empty() || name.chars().count() > MAX_FOLDER_NAME_CHARS {
+            return Err(ApiError::bad_request(format!(
+                "a folder name has 1 to {MAX_FOLDER_NAME_CHARS} characters"
+            )));
+        }
+        let folder = Folder {
+            external_id: id.clone(),
+            name,
+            parent_external_id: body.0.parent_external_id.filter(|p| !p.is_empty()),
+        };
+        let created = state
+            .records
+            .put_folder(principal.workspace_id, source.id, &tc.external_id, &folder)
+            .await?;
+        let out = folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id)
+            .await?
+            .into_iter()
+            .find(|f| f.external_id == id)
+            .ok_or_else(|| ApiError::not_found(format!("folder '{id}' not found")))?;
+        Ok(if created {
+            PutFolder::Created(Json(out))
+        } else {
+            PutFolder::Updated(Json(out))
+        })
+    }
+
+    /// Delete a folder; 409 while it has child folders or records.
+    #[oai(
+        path = "/sources/:sourceId/tagconfigs/:tagConfigId/hierarchies/:externalId",
+        method = "delete",
+        operation_id = "deleteFolder"
+    )]
+    async fn delete_folder(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "tagConfigId")] tag_config_id: Path<Uuid>,
+        #[oai(name = "externalId")] external_id: Path<String>,
+    ) -> Result<Deleted, ApiError> {
+        let principal = auth.writer()?;
+        let source = state
+            .records
+            .get_source(principal.workspace_id, source_id.0)
+            .await?;
+        let tc = folder_tag(&source, tag_config_id.0)?;
+        state
+            .records
+            .delete_folder(
+                principal.workspace_id,
+                source.id,
+                &tc.external_id,
+                &external_id.0,
+            )
+            .await?;
+        Ok(Deleted::NoContent)
+    }
+
+    /// The root folders of a HIERARCHICAL facet, with record counts that roll up.
+    #[oai(
+        path = "/sources/:sourceId/facets/:facetId/hierarchies",
+        method = "get",
+        operation_id = "listRootFolders"
+    )]
+    async fn roots(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "facetId")] facet_id: Path<Uuid>,
+    ) -> Result<Json<Vec<FolderOut>>, ApiError> {
+        let principal = auth.reader();
+        let source = state
+            .records
+            .get_source(principal.workspace_id, source_id.0)
+            .await?;
+        let tc = facet_tag(&source, facet_id.0)?;
+        let all =
+            folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id).await?;
+        Ok(Json(
+            all.into_iter()
+                .filter(|f| f.parent_external_id.is_none())
+                .collect(),
+        ))
+    }
+
+    /// The child folders of a folder, with record counts that roll up.
+    #[oai(
+        path = "/sources/:sourceId/facets/:facetId/hierarchies/:externalId/children",
+        method = "get",
+        operation_id = "listChildFolders"
+    )]
+    async fn children(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "facetId")] facet_id: Path<Uuid>,
+        #[oai(name = "externalId")] external_id: Path<String>,
+    ) -> Result<Json<Vec<FolderOut>>, ApiError> {
+        let principal = auth.reader();
+        let source = state
+            .records
+            .get_source(principal.workspace_id, source_id.0)
+            .await?;
+        let tc = facet_tag(&source, facet_id.0)?;
+        let all =
+            folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id).await?;
+        if !all.iter().any(|f| f.external_id == external_id.0) {
+            return Err(ApiError::not_found(format!(
+                "folder '{}' not found",
+                external_id.0
+            )));
+        }
+        Ok(Json(
+            all.into_iter()
+                .filter(|f| f.parent_external_id.as_deref() == Some(external_id.0.as_str()))
+                .collect(),
+        ))
+    }
+}
