@@ -278,7 +278,7 @@ pub fn count_facets<'a>(
     let mut counts: HashMap<&str, HashMap<String, u64>> = HashMap::new();
     for record_rows in rows {
         for row in record_rows {
-            if facet_tags.iter().any(|t| *t == row.tag) {
+            if facet_tags.contains(&row.tag) {
                 let per_value = counts
                     .entry(facet_tags_key(facet_tags, &row.tag))
                     .or_default();

@@ -1,6 +1,7 @@
 //! Shared helpers for the cross-crate tests: a real `inlet` server on a loopback port with a
 //! known administrator, and small request helpers.
 
+pub mod bench;
 pub mod oauth;
 pub mod process;
 

@@ -79,6 +79,18 @@ async fn json_push_builds_the_record_from_templates() {
     assert_eq!(rec["url"], "https://tickets.test/7");
     assert_eq!(rec["content"], "Printer jammed\nPaper stuck in tray 2");
     assert_eq!(rec["tags"], json!({"queue": ["it"]}));
+    // Searchable by its searchTemplate text at once, with the tag as a filter.
+    let found: Value = s
+        .req(Method::GET, "/search")
+        .query(&[("q", "paper tray"), ("tag", "queue:it")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(found["total"], 1);
+    assert_eq!(found["results"][0]["title"], "#7 Printer jammed");
 
     // Same checksum: touched, not rebuilt.
     let resp = push(

@@ -202,8 +202,10 @@ fn matching(backend: DbBackend, q: &SearchQuery) -> (String, Params) {
         )
     } else {
         let m = p.push(fts5_query(&q.terms));
+        // CROSS JOIN fixes SQLite's join order: the full-text match drives, each hit looks its
+        // record up by primary key (the other order runs the match once per record).
         (
-            "records_fts f JOIN records r ON r.id = f.record_id".to_string(),
+            "records_fts f CROSS JOIN records r ON r.id = f.record_id".to_string(),
             "-bm25(records_fts)".to_string(),
             format!(" AND records_fts MATCH {m}"),
         )
@@ -275,16 +277,7 @@ impl SeaOrmStore {
         // One snapshot for the count, the page and the facets.
         let txn = self.db.begin().await.map_err(db_error)?;
         let (cte, p) = matching(backend, q);
-        let total = one(
-            &txn,
-            stmt(
-                backend,
-                &format!("{cte} SELECT COUNT(*) AS n FROM m"),
-                p.values.clone(),
-            ),
-        )
-        .await?
-        .map_or(Ok(0), |r| get::<i64>(&r, "n"))?;
+        // One pass for the page and the total (a window count over the whole match).
         let mut page_params = Params {
             values: p.values.clone(),
         };
@@ -295,14 +288,30 @@ impl SeaOrmStore {
             stmt(
                 backend,
                 &format!(
-                    "{cte} SELECT {RECORD_COLUMNS} FROM m JOIN records r ON r.id = m.id \
+                    "{cte}, c AS (SELECT m.id, m.score, COUNT(*) OVER () AS total_count FROM m \
+                     ORDER BY m.score DESC, m.id LIMIT {limit} OFFSET {offset}) \
+                     SELECT {RECORD_COLUMNS}, c.total_count FROM c JOIN records r ON r.id = c.id \
                      JOIN object_types o ON o.id = r.object_type_id \
-                     ORDER BY m.score DESC, r.id LIMIT {limit} OFFSET {offset}"
+                     ORDER BY c.score DESC, r.id"
                 ),
                 page_params.values,
             ),
         )
         .await?;
+        let total = match rows.first() {
+            Some(row) => get::<i64>(row, "total_count")?,
+            // Past the last page (or nothing matches): count separately.
+            None => one(
+                &txn,
+                stmt(
+                    backend,
+                    &format!("{cte} SELECT COUNT(*) AS n FROM m"),
+                    p.values.clone(),
+                ),
+            )
+            .await?
+            .map_or(Ok(0), |r| get::<i64>(&r, "n"))?,
+        };
         let records = rows
             .iter()
             .map(record_from_row)

@@ -1,0 +1,321 @@
+//! Search benchmark (issue: STRUCTURED records, folders and search). Run in release:
+//!
+//! ```sh
+//! cargo run --release -p inlet-tests --bin search-bench -- sqlite 100000
+//! INLET_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
+//!   cargo run --release -p inlet-tests --bin search-bench -- postgres 100000
+//! ```
+//!
+//! Fills a fresh database with N records of ~2 KB generated text (a 5000-word vocabulary with a
+//! Zipf-like frequency, fixed seed) and 5 tags each, through the store's own write path (8
+//! writers; the full-text and tag indexes are written in each record's transaction), then runs
+//! queries through `RecordStore::search` — common words, two-word queries, rare words, a phrase,
+//! a tag-filtered query — each with and without facets (3 TAG facets), and prints p50/p95/max.
+
+use std::{sync::Arc, time::Instant};
+
+use inlet_core::{
+    RecordStore,
+    record::{Extraction, RecordKey, RecordWrite, Scope},
+    search::{self, SearchQuery, TagFilter},
+    source::{
+        CUSTOM, DataType, FacetTargetType, FacetType, NewFacet, NewObjectType, NewSource,
+        NewTagConfig, SourceDataType, TagType,
+    },
+    tag::{TagValue, Tags},
+    time,
+};
+use inlet_tests::bench::database;
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+const WRITERS: usize = 8;
+const VOCABULARY: usize = 5000;
+const QUERIES: usize = 200;
+
+/// A pronounceable word for index `i` (distinct per index).
+fn word(i: usize) -> String {
+    const SYL: [&str; 16] = [
+        "ka", "lo", "mi", "ne", "su", "ta", "ri", "vo", "pe", "da", "gu", "zi", "ba", "fo", "he",
+        "wy",
+    ];
+    let mut n = i + 16;
+    let mut w = String::new();
+    while n > 0 {
+        w.push_str(SYL[n % 16]);
+        n /= 16;
+    }
+    w
+}
+
+/// Zipf-like pick: low indexes are much more frequent.
+fn pick(rng: &mut StdRng) -> usize {
+    let u: f64 = rng.random();
+    ((VOCABULARY as f64).powf(u) as usize).saturating_sub(1)
+}
+
+fn text(rng: &mut StdRng) -> String {
+    let mut s = String::with_capacity(2100);
+    while s.len() < 2000 {
+        s.push_str(&word(pick(rng)));
+        s.push(if rng.random_ratio(1, 12) { '.' } else { ' ' });
+        if s.ends_with('.') {
+            s.push(' ');
+        }
+    }
+    s
+}
+
+fn source(workspace_id: uuid::Uuid) -> inlet_core::source::Source {
+    let tag = |name: &str, data_type, multi| NewTagConfig {
+        tag_type: TagType::Simple,
+        name: name.into(),
+        external_id: name.into(),
+        data_type,
+        allow_multiple_values: multi,
+    };
+    let facet = |name: &str, target| NewFacet {
+        facet_type: FacetType::Tag,
+        name: name.into(),
+        tag_external_id: name.into(),
+        target_type: target,
+        allow_multiple_values: true,
+    };
+    NewSource {
+        definition_type: CUSTOM.into(),
+        config_type: CUSTOM.into(),
+        external_id: "bench".into(),
+        name: "Bench".into(),
+        track_status: true,
+        object_types: vec![NewObjectType {
+            name: "Docs".into(),
+            external_id: "docs".into(),
+            source_data_type: SourceDataType::Record,
+            data_type: None,
+            fields: vec![],
+            tag_configs: vec![
+                tag("color", DataType::Text, true),
+                tag("team", DataType::Text, false),
+                tag("status", DataType::Text, false),
+                tag("priority", DataType::Long, false),
+                tag("due", DataType::DateTime, false),
+            ],
+            facets: vec![
+                facet("color", None),
+                facet("team", None),
+                facet("status", None),
+                facet("due", Some(FacetTargetType::ModifiedDate)),
+            ],
+            templates: None,
+        }],
+    }
+    .build(workspace_id, time::now())
+    .expect("bench source")
+}
+
+fn tags(rng: &mut StdRng) -> Tags {
+    let mut t = Tags::new();
+    let colors = [
+        "red", "green", "blue", "cyan", "magenta", "yellow", "black", "white",
+    ];
+    t.insert(
+        "color".into(),
+        (0..rng.random_range(1..=2))
+            .map(|_| TagValue::Text(colors[rng.random_range(0..colors.len())].into()))
+            .collect(),
+    );
+    t.insert(
+        "team".into(),
+        vec![TagValue::Text(format!("team-{}", rng.random_range(0..20)))],
+    );
+    let statuses = ["open", "closed", "draft", "review", "archived"];
+    t.insert(
+        "status".into(),
+        vec![TagValue::Text(statuses[rng.random_range(0..5)].into())],
+    );
+    t.insert(
+        "priority".into(),
+        vec![TagValue::Long(rng.random_range(1..=5))],
+    );
+    let day = chrono::Duration::days(rng.random_range(0..3650));
+    t.insert(
+        "due".into(),
+        vec![TagValue::DateTime(
+            chrono::DateTime::from_timestamp(1_500_000_000, 0).expect("epoch") + day,
+        )],
+    );
+    t
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let which = args.first().map(String::as_str).unwrap_or("sqlite");
+    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let (url, label, cleanup) = database(which).await;
+    let stores = inlet_server::open_stores(&url).await.expect("open store");
+    let store: Arc<dyn RecordStore> = stores.records;
+    let ws = uuid::Uuid::new_v4();
+    let src = source(ws);
+    store.create_source(&src).await.expect("create source");
+    let scope = Scope {
+        workspace_id: ws,
+        source_id: src.id,
+        object_type_id: src.object_types[0].id,
+    };
+    println!("# search-bench: {label}, {n} records of ~2 KB, 5 tags, {WRITERS} writers\n");
+
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for w in 0..WRITERS {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut rng = StdRng::seed_from_u64(w as u64);
+            for i in (w..n).step_by(WRITERS) {
+                let content = text(&mut rng);
+                store
+                    .put_record(RecordWrite {
+                        key: RecordKey {
+                            scope,
+                            external_id: format!("doc-{i}"),
+                        },
+                        sync_number: None,
+                        title: format!("doc-{i}.txt"),
+                        url: None,
+                        extraction: Extraction {
+                            format: Some("text".into()),
+                            chars: content.len() as u64,
+                            truncated: false,
+                            failure: None,
+                        },
+                        content,
+                        tags: tags(&mut rng),
+                        external_checksum: None,
+                        modified_by: "bench@example.test".into(),
+                    })
+                    .await
+                    .expect("put");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("writer");
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "indexing: {n} records in {secs:.1} s = {:.0} records/s ({:.1} MB/s of text)\n",
+        n as f64 / secs,
+        n as f64 * 2000.0 / secs / 1e6
+    );
+
+    let mut rng = StdRng::seed_from_u64(99);
+    let kinds: Vec<(&str, Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>)> = vec![
+        (
+            "common word",
+            Box::new(|r: &mut StdRng| (word(r.random_range(0..5)), vec![])),
+        ),
+        (
+            "two words",
+            Box::new(|r: &mut StdRng| {
+                (
+                    format!(
+                        "{} {}",
+                        word(r.random_range(0..50)),
+                        word(r.random_range(0..50))
+                    ),
+                    vec![],
+                )
+            }),
+        ),
+        (
+            "rare word",
+            Box::new(|r: &mut StdRng| (word(r.random_range(2000..5000)), vec![])),
+        ),
+        (
+            "phrase",
+            Box::new(|r: &mut StdRng| {
+                (
+                    format!(
+                        "\"{} {}\"",
+                        word(r.random_range(0..10)),
+                        word(r.random_range(0..10))
+                    ),
+                    vec![],
+                )
+            }),
+        ),
+        (
+            "word + tag filter",
+            Box::new(|r: &mut StdRng| {
+                (
+                    word(r.random_range(0..50)),
+                    vec![TagFilter {
+                        tag: "team".into(),
+                        values: vec![format!("team-{}", r.random_range(0..20))],
+                    }],
+                )
+            }),
+        ),
+        (
+            "no words (browse)",
+            Box::new(|_: &mut StdRng| (String::new(), vec![])),
+        ),
+    ];
+    println!("| query | facets | p50 ms | p95 ms | max ms | mean hits |");
+    println!("|---|---|---|---|---|---|");
+    for (name, make) in &kinds {
+        for facets in [false, true] {
+            let mut times = Vec::with_capacity(QUERIES);
+            let mut hits = 0u64;
+            for _ in 0..QUERIES {
+                let (q, tags) = make(&mut rng);
+                let query = SearchQuery {
+                    workspace_id: ws,
+                    terms: search::parse_query(&q),
+                    source_id: None,
+                    object_type_id: None,
+                    tags,
+                    created_from: None,
+                    created_to: None,
+                    modified_from: None,
+                    modified_to: None,
+                    offset: 0,
+                    limit: 20,
+                    facet_tags: if facets {
+                        vec!["color".into(), "team".into(), "status".into()]
+                    } else {
+                        vec![]
+                    },
+                };
+                let t = Instant::now();
+                let page = store.search(&query).await.expect("search");
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                hits += page.total;
+            }
+            times.sort_by(f64::total_cmp);
+            println!(
+                "| {name} | {} | {:.1} | {:.1} | {:.1} | {} |",
+                if facets { "3" } else { "–" },
+                pct(&times, 0.5),
+                pct(&times, 0.95),
+                times[times.len() - 1],
+                hits / QUERIES as u64
+            );
+        }
+    }
+    drop(store);
+    if let Some(db) = stores_connection(&url).await {
+        cleanup(db).await;
+    }
+}
+
+/// A connection to hand to the cleanup (which closes it and drops the schema or file).
+async fn stores_connection(url: &str) -> Option<sea_orm::DatabaseConnection> {
+    if url.starts_with("memory") {
+        return None;
+    }
+    sea_orm::Database::connect(url).await.ok()
+}
