@@ -1,1 +1,91 @@
-//! Inlet extractor for legacy Word binary (.doc) (work in progress: registers nothing yet).
+#![doc = include_str!("../README.md")]
+
+mod piece;
+
+#[cfg(test)]
+mod corpus_tests;
+#[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
+pub(crate) mod testutil;
+
+use std::io::{Cursor, Read};
+
+use inlet_core::extract::{
+    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
+};
+
+use piece::Fib;
+
+/// The OLE2 (Compound File Binary) signature.
+const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+
+/// The stream holding a Word document's text and FIB.
+const WORD_DOCUMENT: &str = "WordDocument";
+
+/// Detection score for an OLE2 file with a `WordDocument` stream.
+const SCORE: u8 = 95;
+
+/// Extracts the text of a Word 97–2003 binary document.
+struct Doc;
+
+impl Extractor for Doc {
+    fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+        extract(input, sink)
+    }
+}
+
+/// Reads a whole stream, refusing streams larger than the decompression budget.
+fn read_stream(
+    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
+    name: &str,
+) -> Result<Vec<u8>, ExtractError> {
+    let stream = file
+        .open_stream(name)
+        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
+    if stream.len() > MAX_DECOMPRESSED_BYTES {
+        return Err(ExtractError::LimitExceeded(format!(
+            "{name} stream too large"
+        )));
+    }
+    let mut out = Vec::new();
+    stream
+        .take(MAX_DECOMPRESSED_BYTES)
+        .read_to_end(&mut out)
+        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
+    Ok(out)
+}
+
+/// Opens the compound file and writes the document's text.
+fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let mut file = cfb::CompoundFile::open(Cursor::new(input)).map_err(ExtractError::malformed)?;
+    let word = read_stream(&mut file, WORD_DOCUMENT)?;
+    let fib = Fib::parse(&word)?;
+    if fib.encrypted {
+        return Err(ExtractError::Unsupported("encrypted Word document".into()));
+    }
+    if fib.clx_len == 0 {
+        // Word 95 and earlier (no piece table): the text is one run of 8-bit characters.
+        return piece::write_pieces(&word, &[fib.flat_piece()], fib.total_chars(), sink);
+    }
+    let table_name = if fib.table_one { "1Table" } else { "0Table" };
+    let table = read_stream(&mut file, table_name)?;
+    let pieces = piece::pieces(&table, fib.clx_offset, fib.clx_len)?;
+    piece::write_pieces(&word, &pieces, fib.total_chars(), sink)
+}
+
+fn sniff(probe: &Probe<'_>) -> u8 {
+    if probe.bytes.starts_with(OLE2_MAGIC) && probe.has_entry(WORD_DOCUMENT) {
+        SCORE
+    } else {
+        0
+    }
+}
+
+inventory::submit! {
+    ExtractorInfo {
+        id: "doc",
+        sniff,
+        make: || Box::new(Doc),
+    }
+}

@@ -1,1 +1,15 @@
-//! Inlet extractor for Office Open XML: docx, pptx, xlsx (work in progress: registers nothing yet).
+#![doc = include_str!("../README.md")]
+
+mod docx;
+mod numfmt;
+mod ooxml;
+pub mod package;
+mod pptx;
+mod xlsx;
+
+#[cfg(test)]
+mod corpus_tests;
+#[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
+pub(crate) mod testutil;

@@ -152,7 +152,7 @@ async fn validate(state: &AppState, p: &AuthorizeParams) -> Result<Valid, Respon
         ));
     };
     let redirect_uri = p.redirect_uri.clone().unwrap_or_default();
-    if !client.redirect_uris.iter().any(|u| *u == redirect_uri) {
+    if !client.redirect_uris.contains(&redirect_uri) {
         return Err(error_page(
             "Invalid redirect URI",
             "The redirect_uri of this request is not registered for this application.",
@@ -345,7 +345,7 @@ pub async fn authorize_post(
         Some("consent") => consent(&state, req, &v, &form).await,
         _ => Ok(login_page(&v, &form.params, StatusCode::BAD_REQUEST, None)),
     };
-    result.unwrap_or_else(|e| store_error_api(e))
+    result.unwrap_or_else(store_error_api)
 }
 
 fn store_error_api(e: ApiError) -> Response {

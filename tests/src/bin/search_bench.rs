@@ -146,6 +146,9 @@ fn tags(rng: &mut StdRng) -> Tags {
     t
 }
 
+/// Makes one query of a kind: its text and tag filters.
+type QueryMaker = Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>;
+
 fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
@@ -212,7 +215,7 @@ async fn main() {
     );
 
     let mut rng = StdRng::seed_from_u64(99);
-    let kinds: Vec<(&str, Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>)> = vec![
+    let kinds: Vec<(&str, QueryMaker)> = vec![
         (
             "common word",
             Box::new(|r: &mut StdRng| (word(r.random_range(0..5)), vec![])),

@@ -1,0 +1,232 @@
+//! Excel workbooks (`xlsx`), read with `calamine`: every sheet in workbook order, its name on a
+//! line, then one line per row with cells separated by tabs. Numbers print in their cell's number
+//! format when it is a common one (decimals, thousands separators, percentages, currency,
+//! parentheses for negatives; see `numfmt`), else without a trailing `.0`; dates as ISO 8601 (`2023-06-30`, with the time when there is one), durations as
+//! `[h]:mm:ss`, booleans as `TRUE`/`FALSE`, errors as Excel shows them (`#DIV/0!`).
+//!
+//! `calamine` inflates the parts it reads without a limit of ours, but through the same `zip`
+//! crate, which fails any read past an entry's declared uncompressed size. So the declared sizes
+//! of the XML parts are added up first and a package declaring more than the budget is refused
+//! before anything is inflated. Cells are then streamed, so the output cap stops the work early.
+
+use std::{collections::HashMap, io::Cursor};
+
+use calamine::{CellErrorType, DataRef, ExcelDateTime, Reader as _, Xlsx, XlsxError};
+use inlet_core::extract::{
+    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
+};
+
+use crate::{
+    numfmt::NumberFormat,
+    ooxml,
+    package::{Damage, Package},
+    pptx,
+};
+
+/// The workbook part.
+const WORKBOOK: &str = "xl/workbook.xml";
+
+/// Cells read between two looks at the clock.
+const DEADLINE_EVERY_CELLS: u32 = 1024;
+
+/// Extracts the cell text of a workbook.
+struct XlsxExtractor;
+
+impl Extractor for XlsxExtractor {
+    fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+        extract(input, sink, MAX_DECOMPRESSED_BYTES)
+    }
+}
+
+/// Extracts with an explicit decompression budget.
+pub(crate) fn extract(input: &[u8], sink: &mut TextSink, budget: u64) -> Result<(), ExtractError> {
+    let mut pkg = Package::open(input, budget)?;
+    vet(&pkg, budget)?;
+    let mut book: Xlsx<_> = Xlsx::new(Cursor::new(input)).map_err(calamine_error)?;
+    let mut cells = 0u32;
+    for name in book.sheet_names() {
+        sink.line_break()?;
+        sink.push(&name)?;
+        sink.line_break()?;
+        let mut reader = match book.worksheet_cells_reader(&name) {
+            Ok(r) => r,
+            // A sheet listed in the workbook but missing from the package: skipped.
+            Err(XlsxError::WorksheetNotFound(_)) => continue,
+            Err(e) => return Err(calamine_error(e)),
+        };
+        let mut row = None;
+        let mut col = 0;
+        let mut formats: HashMap<usize, Option<NumberFormat>> = HashMap::new();
+        while let Some((cell, style)) = reader.next_cell_with_style_id().map_err(calamine_error)? {
+            cells = cells.wrapping_add(1);
+            if cells.is_multiple_of(DEADLINE_EVERY_CELLS) {
+                sink.check_deadline()?;
+            }
+            let value = cell.get_value();
+            if matches!(value, DataRef::Empty) {
+                continue;
+            }
+            let (r, c) = cell.get_position();
+            match row {
+                Some(prev) if prev == r && c > col => sink.push("\t")?,
+                Some(prev) if prev == r => {}
+                Some(_) => sink.push("\n")?,
+                None => {}
+            }
+            row = Some(r);
+            col = c;
+            let number = match value {
+                DataRef::Float(f) => Some(*f),
+                DataRef::Int(i) => Some(*i as f64),
+                _ => None,
+            };
+            let format = number.and_then(|_| {
+                formats
+                    .entry(style)
+                    .or_insert_with(|| {
+                        reader
+                            .styles()
+                            .get(style)
+                            .and_then(|s| s.number_format.as_ref())
+                            .and_then(|f| NumberFormat::parse(&f.format_code))
+                    })
+                    .as_ref()
+            });
+            match (number, format) {
+                (Some(n), Some(format)) => sink.push(&format.format(n))?,
+                _ => write_value(value, sink)?,
+            }
+        }
+        sink.line_break()?;
+    }
+    drawings(&mut pkg, sink)
+}
+
+/// Text boxes and shapes drawn over the sheets (`xl/drawings/drawingN.xml`), after the cells.
+fn drawings(pkg: &mut Package<'_>, sink: &mut TextSink) -> Result<(), ExtractError> {
+    let mut names: Vec<String> = pkg
+        .names()
+        .into_iter()
+        .filter(|n| n.starts_with("xl/drawings/") && n.ends_with(".xml") && !n.contains("/_rels/"))
+        .collect();
+    names.sort();
+    let mut damage = Damage::default();
+    for name in names {
+        damage.note(pptx::text_part(pkg, &name, sink))?;
+    }
+    damage.finish()
+}
+
+/// Refuses packages whose XML parts declare more than the budget in total.
+fn vet(pkg: &Package<'_>, budget: u64) -> Result<(), ExtractError> {
+    let mut total = 0u64;
+    for name in pkg.names() {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".xml") || lower.ends_with(".rels") {
+            total = total.saturating_add(pkg.declared_size(&name)?);
+        }
+    }
+    if total > budget {
+        return Err(ExtractError::LimitExceeded(
+            "decompressed size budget exceeded".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+fn calamine_error(e: XlsxError) -> ExtractError {
+    match e {
+        XlsxError::Password => ExtractError::Unsupported("password-protected workbook".into()),
+        other => ExtractError::malformed(other),
+    }
+}
+
+/// Writes one cell value.
+fn write_value(value: &DataRef<'_>, sink: &mut TextSink) -> Result<(), ExtractError> {
+    match value {
+        DataRef::Empty => Ok(()),
+        DataRef::String(s) => sink.push(s),
+        DataRef::SharedString(s) => sink.push(s),
+        DataRef::Int(i) => sink.push(&i.to_string()),
+        DataRef::Float(f) => sink.push(&number(*f)),
+        DataRef::Bool(b) => sink.push(if *b { "TRUE" } else { "FALSE" }),
+        DataRef::DateTime(d) => sink.push(&date_time(d)),
+        DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => sink.push(s),
+        DataRef::Error(e) => sink.push(&error(e)),
+    }
+}
+
+/// A number as a spreadsheet shows it in the general format: integers without a fraction,
+/// others in the shortest form that reads back the same.
+pub(crate) fn number(f: f64) -> String {
+    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 {
+        format!("{f:.0}")
+    } else {
+        format!("{f}")
+    }
+}
+
+/// A date, a date and time, or a duration.
+fn date_time(d: &ExcelDateTime) -> String {
+    if d.is_duration() {
+        let total = (d.as_f64() * 86_400.0).round();
+        if !total.is_finite() || total.abs() > 1e12 {
+            return number(d.as_f64());
+        }
+        let sign = if total < 0.0 { "-" } else { "" };
+        let secs = total.abs() as u64;
+        return format!(
+            "{sign}{}:{:02}:{:02}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        );
+    }
+    let (y, mo, day, h, mi, s, _) = d.to_ymd_hms_milli();
+    if d.as_f64().fract() == 0.0 {
+        format!("{y:04}-{mo:02}-{day:02}")
+    } else if d.as_f64() < 1.0 && d.as_f64() >= 0.0 {
+        format!("{h:02}:{mi:02}:{s:02}")
+    } else {
+        format!("{y:04}-{mo:02}-{day:02} {h:02}:{mi:02}:{s:02}")
+    }
+}
+
+fn error(e: &CellErrorType) -> String {
+    e.to_string()
+}
+
+fn sniff(probe: &Probe<'_>) -> u8 {
+    ooxml::score(probe, WORKBOOK)
+}
+
+inventory::submit! {
+    ExtractorInfo {
+        id: "xlsx",
+        sniff,
+        make: || Box::new(XlsxExtractor),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use calamine::ExcelDateTimeType;
+
+    #[test]
+    fn numbers_and_dates_print_as_a_spreadsheet_shows_them() {
+        assert_eq!(number(14.0), "14");
+        assert_eq!(number(-3.0), "-3");
+        assert_eq!(number(0.1), "0.1");
+        assert_eq!(number(1234.5678), "1234.5678");
+        assert_eq!(number(1e20), "100000000000000000000");
+        let date = ExcelDateTime::new(45107.0, ExcelDateTimeType::DateTime, false);
+        assert_eq!(date_time(&date), "2023-06-30");
+        let dt = ExcelDateTime::new(45107.5, ExcelDateTimeType::DateTime, false);
+        assert_eq!(date_time(&dt), "2023-06-30 12:00:00");
+        let time = ExcelDateTime::new(0.75, ExcelDateTimeType::DateTime, false);
+        assert_eq!(date_time(&time), "18:00:00");
+        let span = ExcelDateTime::new(1.5, ExcelDateTimeType::TimeDelta, false);
+        assert_eq!(date_time(&span), "36:00:00");
+    }
+}
