@@ -192,6 +192,7 @@ pub struct TextSink {
     max_chars: usize,
     truncated: bool,
     deadline: Option<Instant>,
+    max_decompressed_bytes: u64,
     pushes: u32,
 }
 
@@ -204,6 +205,7 @@ impl TextSink {
             max_chars: limits.max_chars,
             truncated: false,
             deadline: limits.deadline,
+            max_decompressed_bytes: limits.max_decompressed_bytes,
             pushes: 0,
         }
     }
@@ -267,6 +269,16 @@ impl TextSink {
             Some(d) if Instant::now() >= d => Err(ExtractError::TimedOut),
             _ => Ok(()),
         }
+    }
+
+    /// Bytes an extractor may decompress from one input ([`Limits::max_decompressed_bytes`]).
+    pub fn max_decompressed_bytes(&self) -> u64 {
+        self.max_decompressed_bytes
+    }
+
+    /// Characters that still fit before the cap (0 once full).
+    pub fn remaining(&self) -> usize {
+        self.max_chars.saturating_sub(self.chars)
     }
 
     /// Characters collected so far.
