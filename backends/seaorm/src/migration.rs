@@ -195,7 +195,8 @@ const M0003_COMMON: &[&str] = &[
         tag TEXT NOT NULL,
         value TEXT NOT NULL,
         num BIGINT)",
-    "CREATE INDEX record_tags_record ON record_tags (record_id)",
+    // Covering for the facet join (record → its tag values) and the per-record lookups.
+    "CREATE INDEX record_tags_record ON record_tags (record_id, tag, value, num)",
     "CREATE INDEX record_tags_tag_value ON record_tags (tag, value)",
     "CREATE TABLE folders (
         source_id TEXT NOT NULL,

@@ -222,8 +222,10 @@ fn matching(backend: DbBackend, q: &SearchQuery) -> (String, Params) {
     for f in &q.tags {
         let tag = p.push(f.tag.clone());
         let values: Vec<String> = f.values.iter().map(|v| p.push(v.clone())).collect();
+        // Uncorrelated: the set of records carrying a value is found once through the
+        // (tag, value) index, then each match is a membership test.
         filter.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM record_tags t WHERE t.record_id = r.id AND t.tag = {tag} \
+            " AND r.id IN (SELECT t.record_id FROM record_tags t WHERE t.tag = {tag} \
              AND t.value IN ({}))",
             values.join(", ")
         ));

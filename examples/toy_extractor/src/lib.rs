@@ -34,7 +34,11 @@ impl Extractor for Toy {
 
 /// Confidence that the bytes are a toy file: sure when the magic is there, else not ours.
 fn sniff(probe: &Probe<'_>) -> u8 {
-    if probe.bytes.starts_with(MAGIC) { 100 } else { 0 }
+    if probe.bytes.starts_with(MAGIC) {
+        100
+    } else {
+        0
+    }
 }
 
 inventory::submit! {
