@@ -13,6 +13,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import ADMIN_EMAIL, ADMIN_PASSWORD, LOGO_PNG, free_port
 
@@ -73,6 +74,9 @@ def test_login_consent_and_redirect_in_chromium(inlet, app_server, browser):
     browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
     browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 10).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "button[value=approve]")
+    )
 
     # The consent page: name, description, bottom text, the logo really loaded, the scopes.
     heading = browser.find_element(By.TAG_NAME, "h1").text
@@ -88,6 +92,7 @@ def test_login_consent_and_redirect_in_chromium(inlet, app_server, browser):
         browser.save_screenshot(shot)
 
     browser.find_element(By.CSS_SELECTOR, "button[value=approve]").click()
+    WebDriverWait(browser, 10).until(lambda d: d.current_url.startswith(app_server))
     landed = urlparse(browser.current_url)
     assert f"{landed.scheme}://{landed.netloc}{landed.path}" == app_server
     q = parse_qs(landed.query)
