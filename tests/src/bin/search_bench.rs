@@ -1,7 +1,7 @@
 //! Search benchmark (issue: STRUCTURED records, folders and search). Run in release:
 //!
 //! ```sh
-//! cargo run --release -p inlet-tests --bin search-bench -- sqlite 100000
+//! cargo run --release -p inlet-tests --bin search-bench -- sqlite 100000 50   # records, queries per kind
 //! INLET_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
 //!   cargo run --release -p inlet-tests --bin search-bench -- postgres 100000
 //! ```
@@ -30,7 +30,6 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 
 const WRITERS: usize = 8;
 const VOCABULARY: usize = 5000;
-const QUERIES: usize = 200;
 
 /// A pronounceable word for index `i` (distinct per index).
 fn word(i: usize) -> String {
@@ -158,6 +157,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let which = args.first().map(String::as_str).unwrap_or("sqlite");
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let queries: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(50);
     let (url, label, cleanup) = database(which).await;
     let stores = inlet_server::open_stores(&url).await.expect("open store");
     let store: Arc<dyn RecordStore> = stores.records;
@@ -271,9 +271,9 @@ async fn main() {
     println!("|---|---|---|---|---|---|");
     for (name, make) in &kinds {
         for facets in [false, true] {
-            let mut times = Vec::with_capacity(QUERIES);
+            let mut times = Vec::with_capacity(queries);
             let mut hits = 0u64;
-            for _ in 0..QUERIES {
+            for _ in 0..queries {
                 let (q, tags) = make(&mut rng);
                 let query = SearchQuery {
                     workspace_id: ws,
@@ -305,7 +305,7 @@ async fn main() {
                 pct(&times, 0.5),
                 pct(&times, 0.95),
                 times[times.len() - 1],
-                hits / QUERIES as u64
+                hits / queries as u64
             );
         }
     }
