@@ -8,22 +8,35 @@ use std::{
 /// A running `inlet serve`; killed with SIGKILL when dropped.
 pub struct InletProcess {
     child: Child,
+    /// Where the child's standard error (its log) goes.
+    log: tempfile::NamedTempFile,
     /// `http://127.0.0.1:<port>/api/v1`.
     pub api: String,
 }
 
-/// A loopback port that was free a moment ago.
+/// A loopback port that was free a moment ago and that this process has not handed out before
+/// (the kernel may offer a just-released port again, and two servers spawned together must not
+/// race for one).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free loopback port")
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("free loopback port");
+        let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 impl InletProcess {
     /// Starts `bin serve` on a free loopback port over `database`, with `env` added.
     pub fn spawn(bin: &str, database: &str, env: &[(&str, &str)]) -> Self {
         let port = free_port();
+        let log = tempfile::NamedTempFile::new().expect("log file");
         let mut cmd = Command::new(bin);
         cmd.args([
             "serve",
@@ -33,12 +46,13 @@ impl InletProcess {
             database,
         ])
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(Stdio::from(log.reopen().expect("reopen log")));
         for (k, v) in env {
             cmd.env(k, v);
         }
         Self {
             child: cmd.spawn().expect("spawn inlet"),
+            log,
             api: format!("http://127.0.0.1:{port}/api/v1"),
         }
     }
@@ -56,11 +70,17 @@ impl InletProcess {
             }
             assert!(
                 self.child.try_wait().expect("child status").is_none(),
-                "inlet exited during start"
+                "inlet exited during start; its log:\n{}",
+                self.log()
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("inlet at {} did not come up", self.api);
+    }
+
+    /// What the child has logged so far (its standard error).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
     }
 
     /// SIGKILL: no destructors, no graceful shutdown; waits for the process to be gone.

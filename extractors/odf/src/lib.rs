@@ -14,9 +14,7 @@ mod corpus_tests;
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]
-// The same helpers as the office crate's tests (ZIP probing, corpus, recall): one copy.
-#[path = "../../office/src/testutil.rs"]
-pub(crate) mod testutil;
+use inlet_extract_testkit as testutil;
 
 /// The document body.
 const CONTENT: &str = "content.xml";

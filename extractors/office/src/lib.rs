@@ -12,4 +12,4 @@ mod corpus_tests;
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]
-pub(crate) mod testutil;
+use inlet_extract_testkit as testutil;

@@ -3,8 +3,9 @@
 //! fonts, form XObjects, object streams, inline images, bookmarks and detection.
 
 use inlet_core::extract::Probe;
+use inlet_extract_testkit::text;
 
-use crate::testutil::{build_pdf, deflate, one_page, stream, text};
+use crate::testutil::{build_pdf, deflate, one_page, stream};
 
 #[test]
 fn words_are_spaced_by_position_and_lines_by_baseline() {
@@ -13,7 +14,7 @@ fn words_are_spaced_by_position_and_lines_by_baseline() {
           0 -14 Td (Next line) Tj ET",
         &[],
     );
-    assert_eq!(text(&pdf), "Hello World again\nNext line\n");
+    assert_eq!(text("pdf", &pdf), "Hello World again\nNext line\n");
 }
 
 #[test]
@@ -23,7 +24,7 @@ fn glyph_by_glyph_placement_still_makes_words() {
           1 0 0 1 115 500 Tm (c) Tj ET",
         &[],
     );
-    assert_eq!(text(&pdf), "ab c\n");
+    assert_eq!(text("pdf", &pdf), "ab c\n");
 }
 
 #[test]
@@ -42,7 +43,7 @@ fn winansi_and_differences_decode_non_ascii() {
             b"BT /F1 12 Tf 72 700 Td (Caf\xe9 \x80) Tj 0 -20 Td /F2 12 Tf (\x01nal \x8a\x02\x03) Tj ET",
         ),
     ]);
-    assert_eq!(text(&pdf), "Café €\nfinal ä€Γ\n");
+    assert_eq!(text("pdf", &pdf), "Café €\nfinal ä€Γ\n");
 }
 
 #[test]
@@ -62,7 +63,7 @@ fn type0_fonts_use_their_to_unicode_cmap() {
             .to_vec(),
         stream("/Filter /FlateDecode", &deflate(cmap)),
     ]);
-    assert_eq!(text(&pdf), "Affαβγ\n");
+    assert_eq!(text("pdf", &pdf), "Affαβγ\n");
 }
 
 #[test]
@@ -76,7 +77,7 @@ fn ligature_glyphs_are_spelled_out() {
             .to_vec(),
         stream("", b"BT /F1 12 Tf 72 700 Td (\x0cnd wa\x0de) Tj ET"),
     ]);
-    assert_eq!(text(&pdf), "find waffle\n");
+    assert_eq!(text("pdf", &pdf), "find waffle\n");
 }
 
 #[test]
@@ -92,7 +93,7 @@ fn form_xobjects_and_inline_images_are_handled() {
           /X1 Do BT /F1 12 Tf 72 500 Td (after) Tj ET",
         &[form],
     );
-    assert_eq!(text(&pdf), "before\nin a form\nafter\n");
+    assert_eq!(text("pdf", &pdf), "before\nin a form\nafter\n");
 }
 
 #[test]
@@ -147,7 +148,7 @@ fn object_streams_and_xref_streams_are_read() {
         &deflate(&rows),
     ));
     out.extend_from_slice(format!("\nendobj\nstartxref\n{xref_at}\n%%EOF\n").as_bytes());
-    assert_eq!(text(&out), "compressed objects\n");
+    assert_eq!(text("pdf", &out), "compressed objects\n");
 }
 
 #[test]
@@ -164,7 +165,10 @@ fn bookmarks_follow_the_pages() {
         b"<< /Title <FEFF004300680061007000740065007200200054007700F6> /Next 6 0 R >>".to_vec(),
         b"<< /Title (Section) >>".to_vec(),
     ]);
-    assert_eq!(text(&pdf), "Body\nChapter One\nSection\nChapter Twö\n");
+    assert_eq!(
+        text("pdf", &pdf),
+        "Body\nChapter One\nSection\nChapter Twö\n"
+    );
 }
 
 #[test]
@@ -173,7 +177,7 @@ fn rotated_text_keeps_its_words() {
         b"BT /F1 12 Tf 0 1 -1 0 30 100 Tm (Vertical words here) Tj ET",
         &[],
     );
-    assert_eq!(text(&pdf), "Vertical words here\n");
+    assert_eq!(text("pdf", &pdf), "Vertical words here\n");
 }
 
 #[test]
@@ -199,5 +203,5 @@ fn detection_looks_for_the_header_in_the_first_kilobyte() {
 fn junk_before_the_header_shifts_offsets() {
     let mut pdf = b"garbage before the header\n".to_vec();
     pdf.extend_from_slice(&one_page(b"BT /F1 12 Tf 72 700 Td (Shifted) Tj ET", &[]));
-    assert_eq!(text(&pdf), "Shifted\n");
+    assert_eq!(text("pdf", &pdf), "Shifted\n");
 }

@@ -4,25 +4,19 @@
 use std::time::{Duration, Instant};
 
 use inlet_core::extract::{ExtractError, Limits};
+use inlet_extract_testkit::{CORPUS, noise, survives};
 
 use crate::testutil::{
-    build_pdf, deflate, noise, one_page, one_page_with, run, run_with, stream, with_cap,
+    build_pdf, deflate, one_page, one_page_with, run, run_with, stream, with_cap,
 };
 
-/// Generous bound for each hostile case (they take milliseconds).
-const QUICK: Duration = Duration::from_secs(5);
-
-fn timed<T>(f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let out = f();
-    assert!(start.elapsed() < QUICK, "took {:?}", start.elapsed());
-    out
-}
+/// Generous bound in seconds for each hostile case (they take milliseconds).
+const QUICK: f64 = 5.0;
 
 #[test]
 fn empty_and_header_only_inputs_fail_cleanly() {
     for bytes in [&b""[..], b"%PDF-", b"%PDF-1.7\n", b"%PDF-1.7\n%%EOF"] {
-        let (r, t) = timed(|| run(bytes));
+        let (r, t) = survives(&String::from_utf8_lossy(bytes), QUICK, || run(bytes));
         assert!(t.is_empty());
         assert!(r.is_err() || t.is_empty(), "{bytes:?}");
     }
@@ -37,7 +31,7 @@ fn random_bytes_after_a_header_never_panic() {
     for seed in 1..200u64 {
         let mut bytes = b"%PDF-1.4\n".to_vec();
         bytes.extend_from_slice(&noise(200 + (seed as usize * 37) % 5000, seed));
-        let _ = timed(|| run(&bytes));
+        let _ = survives(&format!("noise seed {seed}"), QUICK, || run(&bytes));
     }
 }
 
@@ -61,7 +55,7 @@ fn every_prefix_of_a_file_is_survivable_and_keeps_early_pages() {
     assert!(r.is_ok());
     assert_eq!(t, "Page number 1\nPage number 2\n");
     for cut in (0..pdf.len()).step_by(7) {
-        let _ = timed(|| run(&pdf[..cut]));
+        let _ = survives(&format!("cut at {cut}"), QUICK, || run(&pdf[..cut]));
     }
     // Cut inside the second page's objects: the first page is still there, and the damage is
     // reported.
@@ -92,7 +86,7 @@ fn cyclic_page_trees_references_and_forms_terminate() {
         b"8 0 R".to_vec(),
         b"7 0 R".to_vec(),
     ]);
-    let (_, t) = timed(|| run(&pdf));
+    let (_, t) = survives("cycles", QUICK, || run(&pdf));
     assert!(t.starts_with("outside\ninside"), "{t:?}");
 }
 
@@ -112,7 +106,7 @@ fn deeply_nested_objects_are_refused_without_overflow() {
         ),
         deep.clone().into_bytes(),
     ]);
-    let (_, t) = timed(|| run(&pdf));
+    let (_, t) = survives("deep objects", QUICK, || run(&pdf));
     assert!(t.contains("survived"), "{t:?}");
     // Deep page trees.
     let mut objects = vec![
@@ -122,14 +116,14 @@ fn deeply_nested_objects_are_refused_without_overflow() {
     for i in 3..5000 {
         objects.push(format!("<< /Type /Pages /Kids [{} 0 R] >>", i + 1).into_bytes());
     }
-    let _ = timed(|| run(&build_pdf(&objects)));
+    let _ = survives("deep page tree", QUICK, || run(&build_pdf(&objects)));
 }
 
 #[test]
 fn a_flate_bomb_stops_at_the_decompression_cap() {
     let bomb = deflate(&vec![b' '; 64 << 20]);
     let pdf = one_page_with("/Filter /FlateDecode", &bomb, &[]);
-    let (r, _) = timed(|| run_with(&pdf, &with_cap(16 << 20)));
+    let (r, _) = survives("flate bomb", QUICK, || run_with(&pdf, &with_cap(16 << 20)));
     assert!(matches!(r, Err(ExtractError::LimitExceeded(_))), "{r:?}");
     // A cap above the bomb's size lets it through: the cap is what stopped it.
     let (r, _) = run_with(&pdf, &with_cap(128 << 20));
@@ -148,7 +142,7 @@ fn a_huge_content_stream_stops_at_the_output_cap() {
         max_chars: 10_000,
         ..Limits::default()
     };
-    let (r, t) = timed(|| run_with(&pdf, &limits));
+    let (r, t) = survives("huge content", QUICK, || run_with(&pdf, &limits));
     assert!(matches!(r, Err(ExtractError::Full)), "{r:?}");
     assert_eq!(t.chars().count(), 10_000);
     assert!(t.starts_with("word word word word"));
@@ -189,10 +183,9 @@ fn broken_xref_offsets_are_recovered_by_scanning() {
 fn corpus_bad_pdfs_yield_no_text_and_report_damage() {
     // The corpus README: files in bad/ give empty content. truncated.pdf keeps a page and its
     // content stream but lost its fonts, so its codes cannot be read as text.
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/bad");
     for name in ["truncated.pdf", "garbage_after_pdf_header.pdf"] {
-        let bytes = std::fs::read(format!("{dir}/{name}")).unwrap();
-        let (r, t) = timed(|| run(&bytes));
+        let bytes = std::fs::read(format!("{CORPUS}/bad/{name}")).unwrap();
+        let (r, t) = survives(name, QUICK, || run(&bytes));
         assert_eq!(t, "", "{name}");
         assert!(
             matches!(r, Err(ExtractError::Malformed(_))),
@@ -222,10 +215,13 @@ fn fuzz_regressions_do_not_panic() {
             max_decompressed_bytes: 16 << 20,
             deadline: Some(Instant::now() + Duration::from_secs(2)),
         };
-        let _ = timed(|| run_with(&bytes, &limits));
+        let what = path.display().to_string();
+        let _ = survives(&what, QUICK, || run_with(&bytes, &limits));
         let mut with_header = b"%PDF-1.7\n".to_vec();
         with_header.extend_from_slice(&bytes);
-        let _ = timed(|| run_with(&with_header, &limits));
+        let _ = survives(&format!("{what} after a header"), QUICK, || {
+            run_with(&with_header, &limits)
+        });
         seen += 1;
     }
     assert!(seen > 0);
@@ -253,6 +249,6 @@ fn forms_fanning_out_stop_at_the_deadline() {
         deadline: Some(Instant::now() + Duration::from_millis(500)),
         ..Limits::default()
     };
-    let (r, _) = timed(|| run_with(&pdf, &limits));
+    let (r, _) = survives("fanning forms", QUICK, || run_with(&pdf, &limits));
     assert!(matches!(r, Err(ExtractError::TimedOut)), "{r:?}");
 }

@@ -11,8 +11,9 @@ use std::{
 };
 
 use inlet_core::extract::Limits;
+use inlet_extract_testkit::noise;
 
-use crate::testutil::{deflate, noise, run_with};
+use crate::testutil::{deflate, run_with};
 
 /// Size of the generated file.
 const TARGET_BYTES: usize = 100 << 20;

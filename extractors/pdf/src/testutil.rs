@@ -1,8 +1,9 @@
-//! Helpers shared by the unit tests: a small PDF writer and extraction runners.
+//! Helpers shared by the unit tests: a small PDF writer and the PDF-specific runners (the
+//! generic ones, `noise` and the rest are `inlet-extract-testkit`'s).
 
 use std::io::Write;
 
-use inlet_core::extract::{ExtractError, ExtractorInfo, Limits, TextSink};
+use inlet_core::extract::{ExtractError, Limits, TextSink};
 
 /// Writes a PDF whose object `i + 1` has body `objects[i]` (object 1 must be the catalog), with
 /// a correct cross-reference table.
@@ -64,47 +65,17 @@ pub(crate) fn one_page_with(content_dict: &str, content: &[u8], extra: &[Vec<u8>
     build_pdf(&objects)
 }
 
-/// Deterministic pseudo-random bytes (xorshift64).
-pub(crate) fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        out.extend_from_slice(&seed.to_le_bytes());
-    }
-    out.truncate(len);
-    out
-}
-
-/// The registered `pdf` entry.
-pub(crate) fn info() -> &'static ExtractorInfo {
-    inventory::iter::<ExtractorInfo>
-        .into_iter()
-        .find(|e| e.id == "pdf")
-        .expect("pdf is registered")
-}
-
-/// Runs the extractor under `limits`: the result and the text.
+/// Runs [`crate::extract`] under `limits`, decompression cap included (the registered extractor
+/// always uses the default cap): the result and the text.
 pub(crate) fn run_with(bytes: &[u8], limits: &Limits) -> (Result<(), ExtractError>, String) {
     let mut sink = TextSink::new(limits);
     let r = crate::extract(bytes, &mut sink, limits.max_decompressed_bytes);
     (r, sink.into_text())
 }
 
-/// Runs the registered extractor with default limits.
+/// Runs the registered `pdf` extractor with default limits: the result and the text.
 pub(crate) fn run(bytes: &[u8]) -> (Result<(), ExtractError>, String) {
-    let mut sink = TextSink::new(&Limits::default());
-    let r = (info().make)().extract(bytes, &mut sink);
-    (r, sink.into_text())
-}
-
-/// Runs with default limits and expects success.
-pub(crate) fn text(bytes: &[u8]) -> String {
-    match run(bytes) {
-        (Ok(()), t) => t,
-        (Err(e), t) => panic!("extraction failed: {e} (after {t:?})"),
-    }
+    inlet_extract_testkit::run_with("pdf", bytes, &Limits::default())
 }
 
 /// Default limits but for the decompression cap.

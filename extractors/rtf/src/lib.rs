@@ -7,7 +7,7 @@ mod corpus_tests;
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]
-pub(crate) mod testutil;
+use inlet_extract_testkit as testutil;
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 

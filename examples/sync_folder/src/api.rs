@@ -1,0 +1,869 @@
+//! The few Inlet endpoints the tool calls, over `reqwest`.
+//!
+//! Paths follow spec 4.4 and DESIGN 5–7. Every caller-chosen id in a path is percent-encoded as
+//! one segment (a `/` in an externalId becomes `%2F`), and tag header values are percent-encoded
+//! UTF-8, which the server decodes.
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use futures_util::{Stream, stream};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::{Method, RequestBuilder, Response, StatusCode, multipart};
+use serde::{Deserialize, de::DeserializeOwned};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncReadExt;
+
+use crate::local::{CHECKSUM_PREFIX, READ_CHUNK};
+
+/// The tag header of spec 4.4.
+pub const TAG_HEADER: &str = "X-Service-Object-Tag";
+
+/// Attempts of an idempotent request that failed in transit or got 502/503/504.
+const ATTEMPTS: u32 = 3;
+/// Wait before the first retry; doubled for each further one.
+const RETRY_DELAY: Duration = Duration::from_millis(500);
+/// How long a connection attempt may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Search page size when listing live records (the server's maximum).
+const SEARCH_PAGE: &str = "100";
+
+/// Everything but RFC 3986 unreserved characters: safe for a path segment, a query value and a
+/// tag header half.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Percent-encodes one path segment (or tag header half).
+pub fn encode(value: &str) -> String {
+    utf8_percent_encode(value, SEGMENT).to_string()
+}
+
+/// The `X-Service-Object-Tag` value that puts a record in `folder` of tag `tag`.
+pub fn tag_header_value(tag: &str, folder: &str) -> String {
+    format!("{}:{}", encode(tag), encode(folder))
+}
+
+/// How requests authenticate.
+#[derive(Debug, Clone)]
+pub enum Credentials {
+    /// `Authorization: Bearer <OAuth2 access token>`.
+    Bearer(String),
+    /// HTTP Basic with a user's e-mail and API token (spec 5).
+    Basic {
+        /// The user's e-mail.
+        user: String,
+        /// The API token.
+        token: String,
+    },
+}
+
+/// A failed call.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The server answered with an unexpected status.
+    #[error("{what}: {status}{}", detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    Status {
+        /// The call, e.g. `upload docs/a.txt`.
+        what: String,
+        /// The status.
+        status: StatusCode,
+        /// The problem+json `detail`, or the start of the body.
+        detail: Option<String>,
+    },
+    /// The request did not complete (the reason is the error's source).
+    #[error("{what}")]
+    Transport {
+        /// The call.
+        what: String,
+        /// Why.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// An answer that does not have the expected shape.
+    #[error("{what}: unexpected answer: {message}")]
+    Decode {
+        /// The call.
+        what: String,
+        /// Why.
+        message: String,
+    },
+}
+
+impl ApiError {
+    /// The status the server answered, if it answered.
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            Self::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Whether going on with other files is pointless: bad credentials or rights, a sync that
+    /// is no longer open, or a server that cannot be reached.
+    pub fn is_fatal(&self) -> bool {
+        match self {
+            Self::Status { status, .. } => matches!(
+                *status,
+                StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::CONFLICT
+            ),
+            Self::Transport { source, .. } => source.is_connect(),
+            Self::Decode { .. } => false,
+        }
+    }
+
+    /// Whether the same (idempotent) request may simply be sent again: 502/503/504, or a
+    /// request that failed in transit (e.g. on a pooled connection the server had just closed),
+    /// unless the failure came from reading the file being uploaded.
+    fn is_transient(&self) -> bool {
+        match self {
+            Self::Status { status, .. } => matches!(
+                *status,
+                StatusCode::BAD_GATEWAY
+                    | StatusCode::SERVICE_UNAVAILABLE
+                    | StatusCode::GATEWAY_TIMEOUT
+            ),
+            Self::Transport { source, .. } => !from_file(source),
+            Self::Decode { .. } => false,
+        }
+    }
+}
+
+/// Whether a transport error was caused by the upload's own file stream ([`FileError`]).
+fn from_file(e: &reqwest::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<FileError>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// Reading the uploaded file failed, or its bytes are no longer the ones checksummed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FileError(String);
+
+/// A source as `GET /sources/{id}` shows it (the fields the tool reads).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// Source id.
+    pub id: String,
+    /// The caller's id.
+    pub external_id: String,
+    /// Configuration.
+    pub config: SourceConfig,
+    /// Object types.
+    pub source_object_types: Vec<ObjectType>,
+}
+
+/// `config` of a source.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceConfig {
+    /// Display name.
+    pub name: String,
+    /// Uploads are refused (404) without it.
+    pub track_status: bool,
+}
+
+/// An object type of a source.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectType {
+    /// Object type id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The caller's id.
+    pub external_id: String,
+    /// `RECORD` or `STRUCTURED`.
+    pub source_data_type: String,
+    /// Tag configs.
+    #[serde(default)]
+    pub tag_configs: Vec<TagConfig>,
+    /// Facets.
+    #[serde(default)]
+    pub facets: Vec<Facet>,
+}
+
+/// A tag config of an object type.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TagConfig {
+    /// Tag config id (the folder endpoints take it).
+    pub id: String,
+    /// `SIMPLE` or `HIERARCHICAL`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The caller's id (the tag header names it).
+    pub external_id: String,
+    /// Value type.
+    pub data_type: String,
+}
+
+/// A facet of an object type.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facet {
+    /// Facet id (the folder listing takes it).
+    pub id: String,
+    /// The tag it counts.
+    pub tag_config: TagRef,
+}
+
+/// A reference to a tag config by externalId.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TagRef {
+    /// The tag's externalId.
+    pub external_id: String,
+}
+
+/// A sync run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sync {
+    /// Passed on every upload and touch.
+    pub sync_number: i64,
+    /// `OPEN`, `COMPLETED` or `FAILED`.
+    pub state: String,
+    /// Records removed by the close.
+    #[serde(default)]
+    pub removed: u64,
+}
+
+/// A record's metadata (spec 2.4, the fields the tool reads).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    /// Record version.
+    pub version: i64,
+    /// The stored checksum; absent on a record removed by an earlier sync.
+    pub external_checksum: Option<String>,
+}
+
+/// A folder of a HIERARCHICAL tag.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Folder {
+    /// The folder's externalId (records carry it as the tag value).
+    pub external_id: String,
+    /// Display name.
+    pub name: String,
+    /// Parent folder; absent for a root.
+    pub parent_external_id: Option<String>,
+}
+
+/// What a touch found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touched {
+    /// The record is part of the sync (204).
+    Yes,
+    /// The stored checksum is not the expected one any more (412).
+    Changed,
+    /// No current record (404).
+    Missing,
+}
+
+/// What deleting a folder did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderDeleted {
+    /// Gone (204).
+    Yes,
+    /// It still has records or child folders (409), e.g. another object type's.
+    InUse,
+}
+
+/// One file to upload.
+#[derive(Debug, Clone)]
+pub struct Upload<'a> {
+    /// The record's externalId.
+    pub external_id: &'a str,
+    /// Where the bytes are.
+    pub path: PathBuf,
+    /// The name sent as the part's filename (becomes the title).
+    pub file_name: &'a str,
+    /// Bytes to send: exactly what the checksum covers.
+    pub len: u64,
+    /// The checksum of those bytes.
+    pub checksum: &'a str,
+    /// The record's url.
+    pub external_url: &'a str,
+    /// Tag header values.
+    pub tags: &'a [String],
+}
+
+/// An object type of a source, addressed by ids.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Source id.
+    pub source_id: String,
+    /// Object type id.
+    pub object_type_id: String,
+}
+
+impl Target {
+    fn path(&self) -> String {
+        format!(
+            "/sources/{}/objecttypes/{}",
+            encode(&self.source_id),
+            encode(&self.object_type_id)
+        )
+    }
+
+    fn object(&self, external_id: &str) -> String {
+        format!("{}/objects/{}", self.path(), encode(external_id))
+    }
+}
+
+/// Inlet's API at one address, with one credential.
+#[derive(Debug, Clone)]
+pub struct Inlet {
+    http: reqwest::Client,
+    api: String,
+    credentials: Credentials,
+}
+
+impl Inlet {
+    /// A client for the service at `url` (with or without the `/api/v1` suffix).
+    pub fn new(url: &str, credentials: Credentials) -> anyhow::Result<Self> {
+        let base = url.trim_end_matches('/');
+        let base = base.strip_suffix("/api/v1").unwrap_or(base);
+        let parsed = reqwest::Url::parse(base)
+            .map_err(|e| anyhow::anyhow!("--url '{url}' is not a URL: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            anyhow::bail!("--url '{url}' must be http:// or https://");
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .user_agent(concat!("inlet-sync-folder/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Self {
+            http,
+            api: format!("{base}/api/v1"),
+            credentials,
+        })
+    }
+
+    /// The credential kind, for error hints.
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        let req = self.http.request(method, format!("{}{path}", self.api));
+        match &self.credentials {
+            Credentials::Bearer(token) => req.bearer_auth(token),
+            Credentials::Basic { user, token } => req.basic_auth(user, Some(token)),
+        }
+    }
+
+    /// Sends what `build` makes, again after a transient failure (see [`ApiError`]), and
+    /// returns the response if its status is one of `ok`.
+    async fn send<F>(&self, what: &str, ok: &[StatusCode], build: F) -> Result<Response, ApiError>
+    where
+        F: Fn() -> RequestBuilder,
+    {
+        let mut delay = RETRY_DELAY;
+        let mut attempt = 1;
+        loop {
+            let result = match build().send().await {
+                Ok(resp) if ok.contains(&resp.status()) => return Ok(resp),
+                Ok(resp) => Err(status_error(what, resp).await),
+                Err(source) => Err(ApiError::Transport {
+                    what: what.to_string(),
+                    source,
+                }),
+            };
+            match result {
+                Err(e) if attempt < ATTEMPTS && e.is_transient() => {
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn get_json<T: DeserializeOwned>(&self, what: &str, path: &str) -> Result<T, ApiError> {
+        let resp = self
+            .send(what, &[StatusCode::OK], || self.request(Method::GET, path))
+            .await?;
+        decode(what, resp).await
+    }
+
+    /// `GET /sources/{id}`.
+    pub async fn source(&self, id: &str) -> Result<Source, ApiError> {
+        self.get_json(
+            &format!("read source {id}"),
+            &format!("/sources/{}", encode(id)),
+        )
+        .await
+    }
+
+    /// `GET /sources`.
+    pub async fn sources(&self) -> Result<Vec<Source>, ApiError> {
+        self.get_json("list sources", "/sources").await
+    }
+
+    /// `POST /sources` (never retried: it is not idempotent).
+    pub async fn create_source(&self, body: &Value) -> Result<Source, ApiError> {
+        let what = "create source";
+        let resp = self
+            .request(Method::POST, "/sources")
+            .json(body)
+            .send()
+            .await
+            .map_err(|source| ApiError::Transport {
+                what: what.into(),
+                source,
+            })?;
+        if resp.status() != StatusCode::CREATED {
+            return Err(status_error(what, resp).await);
+        }
+        decode(what, resp).await
+    }
+
+    /// `GET .../syncs`, newest first.
+    pub async fn syncs(&self, target: &Target) -> Result<Vec<Sync>, ApiError> {
+        self.get_json("list syncs", &format!("{}/syncs", target.path()))
+            .await
+    }
+
+    /// `POST .../syncs` with `START_INITIAL` or `START` (not retried: a lost answer would leave
+    /// an open sync that a second attempt collides with).
+    pub async fn open_sync(&self, target: &Target, first: bool) -> Result<Sync, ApiError> {
+        let what = "open sync";
+        let operation = if first { "START_INITIAL" } else { "START" };
+        let resp = self
+            .request(Method::POST, &format!("{}/syncs", target.path()))
+            .json(&json!({ "operation": operation }))
+            .send()
+            .await
+            .map_err(|source| ApiError::Transport {
+                what: what.into(),
+                source,
+            })?;
+        if resp.status() != StatusCode::CREATED {
+            return Err(status_error(what, resp).await);
+        }
+        decode(what, resp).await
+    }
+
+    /// `PUT .../syncs/{n}` with `COMPLETE` or `FAIL`. A 409 after a repeated attempt is checked
+    /// against the sync's state, in case the first attempt closed it and only its answer was lost.
+    pub async fn close_sync(
+        &self,
+        target: &Target,
+        sync_number: i64,
+        complete: bool,
+    ) -> Result<Sync, ApiError> {
+        let (operation, closed_state) = if complete {
+            ("COMPLETE", "COMPLETED")
+        } else {
+            ("FAIL", "FAILED")
+        };
+        let what = format!("close sync {sync_number} with {operation}");
+        let path = format!("{}/syncs/{sync_number}", target.path());
+        let body = json!({ "operation": operation });
+        let attempts = std::sync::atomic::AtomicU32::new(0);
+        let result = self
+            .send(&what, &[StatusCode::OK], || {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                self.request(Method::PUT, &path).json(&body)
+            })
+            .await;
+        match result {
+            Ok(resp) => decode(&what, resp).await,
+            Err(e)
+                if e.status() == Some(StatusCode::CONFLICT)
+                    && attempts.load(Ordering::Relaxed) > 1 =>
+            {
+                let sync: Sync = self.get_json(&what, &path).await?;
+                if sync.state == closed_state {
+                    Ok(sync)
+                } else {
+                    Err(e)
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `GET .../objects/{externalId}/metadata`; `None` for an externalId never uploaded.
+    pub async fn metadata(
+        &self,
+        target: &Target,
+        external_id: &str,
+    ) -> Result<Option<Metadata>, ApiError> {
+        let what = format!("read metadata of {external_id}");
+        let path = format!("{}/metadata", target.object(external_id));
+        let resp = self
+            .send(&what, &[StatusCode::OK, StatusCode::NOT_FOUND], || {
+                self.request(Method::GET, &path)
+            })
+            .await?;
+        if resp.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        decode(&what, resp).await.map(Some)
+    }
+
+    /// Touch (`PUT .../objects/{externalId}?syncNumber=n` with `If-Match: "<checksum>"`).
+    pub async fn touch(
+        &self,
+        target: &Target,
+        sync_number: i64,
+        external_id: &str,
+        checksum: &str,
+    ) -> Result<Touched, ApiError> {
+        let what = format!("touch {external_id}");
+        let path = target.object(external_id);
+        let n = sync_number.to_string();
+        let if_match = format!("\"{checksum}\"");
+        let resp = self
+            .send(
+                &what,
+                &[
+                    StatusCode::NO_CONTENT,
+                    StatusCode::PRECONDITION_FAILED,
+                    StatusCode::NOT_FOUND,
+                ],
+                || {
+                    self.request(Method::PUT, &path)
+                        .query(&[("syncNumber", &n)])
+                        .header(reqwest::header::IF_MATCH, &if_match)
+                },
+            )
+            .await?;
+        Ok(match resp.status() {
+            StatusCode::NO_CONTENT => Touched::Yes,
+            StatusCode::PRECONDITION_FAILED => Touched::Changed,
+            _ => Touched::Missing,
+        })
+    }
+
+    /// Upload (`PUT .../objects/{externalId}/file`) with the sync number, checksum, url and tags;
+    /// the file is streamed from disk. Bytes handed to the connection are added to `sent`.
+    /// Returns the stored record's metadata.
+    pub async fn upload(
+        &self,
+        target: &Target,
+        sync_number: i64,
+        file: &Upload<'_>,
+        sent: &Arc<AtomicU64>,
+    ) -> Result<Metadata, ApiError> {
+        let what = format!("upload {}", file.external_id);
+        let path = format!("{}/file", target.object(file.external_id));
+        let query = [
+            ("syncNumber", sync_number.to_string()),
+            ("externalChecksum", file.checksum.to_string()),
+            ("externalUrl", file.external_url.to_string()),
+        ];
+        let mut delay = RETRY_DELAY;
+        let mut attempt = 1;
+        loop {
+            // The body is a stream over the file, so each attempt opens it again.
+            let opened = tokio::fs::File::open(&file.path)
+                .await
+                .map_err(|e| ApiError::Decode {
+                    what: what.clone(),
+                    message: format!("cannot open {}: {e}", file.path.display()),
+                })?;
+            let body = reqwest::Body::wrap_stream(file_stream(
+                opened,
+                file.len,
+                file.checksum.to_string(),
+                sent.clone(),
+            ));
+            let part = multipart::Part::stream_with_length(body, file.len)
+                .file_name(file.file_name.to_string())
+                .mime_str("application/octet-stream")
+                .map_err(|source| ApiError::Transport {
+                    what: what.clone(),
+                    source,
+                })?;
+            let mut req = self
+                .request(Method::PUT, &path)
+                .query(&query)
+                .multipart(multipart::Form::new().part("file", part));
+            for tag in file.tags {
+                req = req.header(TAG_HEADER, tag);
+            }
+            let result = match req.send().await {
+                Ok(resp) if resp.status().is_success() => return decode(&what, resp).await,
+                Ok(resp) => Err(status_error(&what, resp).await),
+                Err(source) => Err(ApiError::Transport {
+                    what: what.clone(),
+                    source,
+                }),
+            };
+            match result {
+                Err(e) if attempt < ATTEMPTS && e.is_transient() => {
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// `PUT /sources/{s}/tagconfigs/{tc}/hierarchies/{externalId}`: creates or updates a folder.
+    pub async fn put_folder(
+        &self,
+        source_id: &str,
+        tag_config_id: &str,
+        folder: &Folder,
+    ) -> Result<(), ApiError> {
+        let what = format!("put folder {}", folder.external_id);
+        let path = format!(
+            "/sources/{}/tagconfigs/{}/hierarchies/{}",
+            encode(source_id),
+            encode(tag_config_id),
+            encode(&folder.external_id)
+        );
+        let body = json!({"name": folder.name, "parentExternalId": folder.parent_external_id});
+        self.send(&what, &[StatusCode::OK, StatusCode::CREATED], || {
+            self.request(Method::PUT, &path).json(&body)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// `DELETE /sources/{s}/tagconfigs/{tc}/hierarchies/{externalId}`.
+    pub async fn delete_folder(
+        &self,
+        source_id: &str,
+        tag_config_id: &str,
+        external_id: &str,
+    ) -> Result<FolderDeleted, ApiError> {
+        let what = format!("delete folder {external_id}");
+        let path = format!(
+            "/sources/{}/tagconfigs/{}/hierarchies/{}",
+            encode(source_id),
+            encode(tag_config_id),
+            encode(external_id)
+        );
+        let resp = self
+            .send(
+                &what,
+                &[StatusCode::NO_CONTENT, StatusCode::CONFLICT],
+                || self.request(Method::DELETE, &path),
+            )
+            .await?;
+        Ok(if resp.status() == StatusCode::CONFLICT {
+            FolderDeleted::InUse
+        } else {
+            FolderDeleted::Yes
+        })
+    }
+
+    /// Every folder of the facet's HIERARCHICAL tag: the roots, then their children level by
+    /// level (the API lists one level per call).
+    pub async fn folders(&self, source_id: &str, facet_id: &str) -> Result<Vec<Folder>, ApiError> {
+        let base = format!(
+            "/sources/{}/facets/{}/hierarchies",
+            encode(source_id),
+            encode(facet_id)
+        );
+        let mut all: Vec<Folder> = self.get_json("list folders", &base).await?;
+        let mut next = 0;
+        while next < all.len() {
+            let parent = all[next].external_id.clone();
+            let children: Vec<Folder> = self
+                .get_json(
+                    &format!("list folders in {parent}"),
+                    &format!("{base}/{}/children", encode(&parent)),
+                )
+                .await?;
+            all.extend(children);
+            next += 1;
+        }
+        Ok(all)
+    }
+
+    /// The externalIds of the object type's live records, through search without words.
+    pub async fn live_external_ids(&self, target: &Target) -> Result<Vec<String>, ApiError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Page {
+            results: Vec<Hit>,
+            next_cursor: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Hit {
+            external_id: String,
+        }
+        let what = "list records";
+        let mut ids = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut query = vec![
+                ("sourceId", target.source_id.clone()),
+                ("objectTypeId", target.object_type_id.clone()),
+                ("limit", SEARCH_PAGE.to_string()),
+            ];
+            if let Some(c) = &cursor {
+                query.push(("cursor", c.clone()));
+            }
+            let resp = self
+                .send(what, &[StatusCode::OK], || {
+                    self.request(Method::GET, "/search").query(&query)
+                })
+                .await?;
+            let page: Page = decode(what, resp).await?;
+            ids.extend(page.results.into_iter().map(|h| h.external_id));
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(ids),
+            }
+        }
+    }
+}
+
+async fn decode<T: DeserializeOwned>(what: &str, resp: Response) -> Result<T, ApiError> {
+    let bytes = resp.bytes().await.map_err(|source| ApiError::Transport {
+        what: what.into(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| ApiError::Decode {
+        what: what.into(),
+        message: e.to_string(),
+    })
+}
+
+/// The error for an unexpected status, with the problem+json `detail` when there is one.
+async fn status_error(what: &str, resp: Response) -> ApiError {
+    let status = resp.status();
+    let body = resp.text().await.unwrap_or_default();
+    let detail = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("detail").and_then(Value::as_str).map(str::to_string))
+        .or_else(|| {
+            let text: String = body.trim().chars().take(200).collect();
+            (!text.is_empty()).then_some(text)
+        });
+    ApiError::Status {
+        what: what.into(),
+        status,
+        detail,
+    }
+}
+
+/// The file's first `len` bytes in chunks, counted into `sent`. If the bytes are not the ones
+/// `checksum` was computed over (the file changed since), the stream ends with an error instead
+/// of its last chunk, so the request is cut short and the server stores nothing.
+fn file_stream(
+    file: tokio::fs::File,
+    len: u64,
+    checksum: String,
+    sent: Arc<AtomicU64>,
+) -> impl Stream<Item = Result<Vec<u8>, FileError>> + Send + 'static {
+    struct State {
+        file: tokio::fs::File,
+        left: u64,
+        hasher: Option<Sha256>,
+        checksum: String,
+        sent: Arc<AtomicU64>,
+    }
+    let state = State {
+        file,
+        left: len,
+        hasher: Some(Sha256::new()),
+        checksum,
+        sent,
+    };
+    stream::unfold(state, |mut s| async move {
+        let mut hasher = s.hasher.take()?;
+        // Still hashing with nothing left to read: the file is empty.
+        if s.left == 0 {
+            return verify(hasher, &s.checksum).err().map(|e| (Err(e), s));
+        }
+        let want = usize::try_from(s.left.min(READ_CHUNK as u64)).unwrap_or(READ_CHUNK);
+        let mut buf = vec![0; want];
+        if let Err(e) = s.file.read_exact(&mut buf).await {
+            let e = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                changed()
+            } else {
+                FileError(format!("cannot read the file: {e}"))
+            };
+            return Some((Err(e), s));
+        }
+        hasher.update(&buf);
+        s.left -= want as u64;
+        if s.left == 0 {
+            if let Err(e) = verify(hasher, &s.checksum) {
+                return Some((Err(e), s));
+            }
+        } else {
+            s.hasher = Some(hasher);
+        }
+        s.sent.fetch_add(want as u64, Ordering::Relaxed);
+        Some((Ok(buf), s))
+    })
+}
+
+fn verify(hasher: Sha256, checksum: &str) -> Result<(), FileError> {
+    let got = format!("{CHECKSUM_PREFIX}{}", hex::encode(hasher.finalize()));
+    if got == checksum {
+        Ok(())
+    } else {
+        Err(changed())
+    }
+}
+
+fn changed() -> FileError {
+    FileError("the file changed while it was being uploaded; run again".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_one_percent_encoded_segment() {
+        assert_eq!(encode("docs/a b.txt"), "docs%2Fa%20b.txt");
+        assert_eq!(encode("100%#?x"), "100%25%23%3Fx");
+        assert_eq!(encode("Café"), "Caf%C3%A9");
+        assert_eq!(encode("a-b_c.d~e"), "a-b_c.d~e");
+    }
+
+    #[test]
+    fn tag_header_encodes_both_halves() {
+        assert_eq!(
+            tag_header_value("folder", "odd dir %41, x:y"),
+            "folder:odd%20dir%20%2541%2C%20x%3Ay"
+        );
+    }
+
+    #[test]
+    fn url_accepts_the_api_suffix() {
+        let c = Credentials::Bearer("t".into());
+        for url in [
+            "http://h:1",
+            "http://h:1/",
+            "http://h:1/api/v1",
+            "http://h:1/api/v1/",
+        ] {
+            assert_eq!(Inlet::new(url, c.clone()).unwrap().api, "http://h:1/api/v1");
+        }
+        assert!(Inlet::new("ftp://h", c.clone()).is_err());
+        assert!(Inlet::new("not a url", c).is_err());
+    }
+}

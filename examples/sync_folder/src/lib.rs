@@ -1,0 +1,7 @@
+#![doc = include_str!("../README.md")]
+
+pub mod api;
+pub mod cli;
+pub mod local;
+pub mod plan;
+pub mod run;
