@@ -202,6 +202,11 @@ pub fn parse_if_match(header: &str) -> String {
 /// decisions of [`crate::sync`] and this module inside their own transaction or lock.
 #[async_trait]
 pub trait RecordStore: Send + Sync + 'static {
+    /// Checks the store can serve requests: one round trip to its database (`/readyz`). A store
+    /// without a remote part is always ready.
+    async fn ping(&self) -> Result<()> {
+        Ok(())
+    }
     /// Stores a new source (ids already assigned by [`crate::source::NewSource::build`]).
     async fn create_source(&self, source: &Source) -> Result<()>;
     /// The workspace's sources, oldest first.

@@ -12,6 +12,8 @@ pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 256 * 1024 * 1024;
 pub const MULTIPART_OVERHEAD_BYTES: u64 = 1024 * 1024;
 /// Default time budget of one extraction.
 pub const DEFAULT_EXTRACTION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time a shutdown waits for requests in flight.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Maximum size of a JSON request body (source configurations): 1 MiB.
 pub const MAX_JSON_BODY_BYTES: usize = 1024 * 1024;
 
@@ -29,6 +31,8 @@ pub struct Settings {
     /// The URL users and clients reach the service at (`--public-url`): the OAuth issuer, and
     /// `Secure` session cookies when https. Derived from the Host header when absent.
     pub public_url: Option<String>,
+    /// How long a shutdown waits for requests in flight (uploads included) to finish.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for Settings {
@@ -39,6 +43,7 @@ impl Default for Settings {
             extraction_timeout: DEFAULT_EXTRACTION_TIMEOUT,
             max_chars: inlet_core::extract::MAX_CHARS,
             public_url: None,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 }

@@ -30,7 +30,7 @@ pub async fn extract(state: &AppState, file: SpooledFile, label: &str) -> Extrac
     };
     let permit = match state.extraction_permits.clone().acquire_owned().await {
         Ok(p) => p,
-        Err(e) => return failed(label, format!("extraction unavailable: {e}")),
+        Err(e) => return failed(state, label, format!("extraction unavailable: {e}")),
     };
     let task = tokio::task::spawn_blocking(move || {
         // The permit lives as long as the extraction, even one the caller stopped waiting for.
@@ -39,11 +39,25 @@ pub async fn extract(state: &AppState, file: SpooledFile, label: &str) -> Extrac
         Ok::<_, std::io::Error>(inlet_extractors::extract(&bytes, &limits))
     });
     let outcome = match tokio::time::timeout(budget + GRACE, task).await {
-        Err(_) => return failed(label, "time budget exceeded".into()),
-        Ok(Err(join)) => return failed(label, format!("extraction task failed: {join}")),
-        Ok(Ok(Err(io))) => return failed(label, format!("cannot read the spooled upload: {io}")),
+        Err(_) => return failed(state, label, "time budget exceeded".into()),
+        Ok(Err(join)) => return failed(state, label, format!("extraction task failed: {join}")),
+        Ok(Ok(Err(io))) => {
+            return failed(
+                state,
+                label,
+                format!("cannot read the spooled upload: {io}"),
+            );
+        }
         Ok(Ok(Ok(outcome))) => outcome,
     };
+    let result = if outcome.failure.is_some() {
+        "failed"
+    } else if outcome.truncated {
+        "truncated"
+    } else {
+        "ok"
+    };
+    state.metrics.extraction(outcome.format, result);
     if let Some(reason) = &outcome.failure {
         tracing::warn!(
             record = label,
@@ -64,7 +78,8 @@ pub async fn extract(state: &AppState, file: SpooledFile, label: &str) -> Extrac
     }
 }
 
-fn failed(label: &str, reason: String) -> Extracted {
+fn failed(state: &AppState, label: &str, reason: String) -> Extracted {
+    state.metrics.extraction(None, "failed");
     tracing::warn!(record = label, reason = %reason, "extraction failed");
     Extracted {
         text: String::new(),

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod config;
 pub mod extraction;
 pub mod oauth;
+pub mod ops;
 pub mod problem;
 pub mod state;
 pub mod upload;
@@ -20,7 +21,6 @@ use poem::{
     Body, Endpoint, EndpointExt, IntoResponse, Request, get, handler,
     http::header,
     listener::{Acceptor, TcpAcceptor},
-    web::Json,
 };
 
 use crate::problem::ApiError;
@@ -34,11 +34,6 @@ pub fn openapi_json() -> String {
 #[handler]
 fn openapi_document() -> impl IntoResponse {
     openapi_json().with_content_type("application/json; charset=utf-8")
-}
-
-#[handler]
-fn healthz() -> impl IntoResponse {
-    Json(serde_json::json!({ "status": "ok" }))
 }
 
 /// Caps every non-multipart request body at [`config::MAX_JSON_BODY_BYTES`]: a declared
@@ -81,14 +76,17 @@ async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::O
 pub fn app(state: AppState) -> impl Endpoint {
     let api = api::service();
     let docs = api.swagger_ui();
+    let metrics = state.metrics.clone();
     oauth::routes()
         .at("/api/v1/openapi.json", get(openapi_document))
         .nest("/", api)
         .nest("/docs", docs)
-        .at("/healthz", get(healthz))
+        .at("/healthz", get(ops::healthz))
+        .at("/readyz", get(ops::readyz))
+        .at("/metrics", get(ops::prometheus))
         .around(limit_body)
         .data(state)
-        .catch_all_error(problem::catch_all)
+        .around(move |next, req| ops::observe(next, req, metrics.clone()))
 }
 
 /// Both stores behind one database URL.
@@ -124,14 +122,17 @@ pub async fn open_stores(url: &str) -> Result<Stores, Error> {
     )))
 }
 
-/// Serves the app on an already bound acceptor until `shutdown` resolves.
+/// Serves the app on an already bound acceptor until `shutdown` resolves; then stops accepting
+/// connections and lets requests in flight (uploads included) finish for up to
+/// [`Settings::shutdown_grace`] before returning.
 pub async fn serve(
     acceptor: TcpAcceptor,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     tracing::info!(addr = ?acceptor.local_addr(), "inlet listening");
+    let grace = state.settings.shutdown_grace;
     poem::Server::new_with_acceptor(acceptor)
-        .run_with_graceful_shutdown(app(state), shutdown, None)
+        .run_with_graceful_shutdown(app(state), shutdown, Some(grace))
         .await
 }

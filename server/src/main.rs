@@ -62,9 +62,17 @@ struct ServeArgs {
     /// Extractions running at once (default: the number of CPUs).
     #[arg(long, env = "INLET_EXTRACTION_CONCURRENCY")]
     extraction_concurrency: Option<usize>,
-    /// Log as JSON lines.
-    #[arg(long, env = "INLET_LOG_JSON")]
+    /// Log as JSON lines (each line carries the request id of the request it belongs to).
+    #[arg(
+        long,
+        env = "INLET_LOG_JSON",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     log_json: bool,
+    /// On SIGTERM or Ctrl-C, how long to wait for requests in flight to finish, in seconds.
+    #[arg(long, env = "INLET_SHUTDOWN_GRACE_SECS", default_value_t = config::DEFAULT_SHUTDOWN_GRACE.as_secs())]
+    shutdown_grace_secs: u64,
 }
 
 #[derive(Subcommand)]
@@ -112,7 +120,11 @@ fn init_logging(json: bool) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
     if json {
-        builder.json().init();
+        builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init();
     } else {
         builder.init();
     }
@@ -198,6 +210,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .extraction_concurrency
             .unwrap_or(defaults.extraction_concurrency),
         public_url: args.public_url.clone(),
+        shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         ..defaults
     };
     let state = AppState::new(stores.records, stores.tokens, settings);
@@ -205,11 +218,29 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .into_acceptor()
         .await
         .with_context(|| format!("binding {}", args.bind))?;
-    inlet_server::serve(acceptor, state, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    inlet_server::serve(acceptor, state, shutdown_signal()).await?;
+    tracing::info!("inlet stopped");
     Ok(())
+}
+
+/// Resolves on SIGTERM (what container runtimes and systemd send) or Ctrl-C.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down: no new connections; finishing requests in flight");
 }
 
 fn extract(files: Vec<PathBuf>) -> anyhow::Result<()> {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use inlet_core::{RecordStore, TokenStore};
 use tokio::sync::Semaphore;
 
-use crate::{auth::CredentialCache, config::Settings};
+use crate::{auth::CredentialCache, config::Settings, ops::Metrics};
 
 /// Stores, settings and the extraction concurrency bound.
 #[derive(Clone)]
@@ -20,6 +20,8 @@ pub struct AppState {
     pub extraction_permits: Arc<Semaphore>,
     /// Recently verified API tokens.
     pub credentials: Arc<CredentialCache>,
+    /// Prometheus metrics.
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -35,6 +37,7 @@ impl AppState {
             extraction_permits: Arc::new(Semaphore::new(settings.extraction_concurrency.max(1))),
             settings: Arc::new(settings),
             credentials: Arc::default(),
+            metrics: Arc::default(),
         }
     }
 }

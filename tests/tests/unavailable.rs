@@ -106,6 +106,21 @@ async fn database_outage_is_503_and_service_resumes() {
         .unwrap();
     let detail = expect_problem(resp, 503).await;
     assert!(detail.contains("storage unavailable"), "{detail}");
+    // Readiness follows the database; liveness does not.
+    let ready = s
+        .client
+        .get(format!("{}/readyz", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    let live = s
+        .client
+        .get(format!("{}/healthz", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(live.status(), 200);
     let resp = s
         .req(Method::PUT, &format!("{}/file", p.object("a")))
         .multipart(inlet_tests::file_form("a.txt", "x"))
@@ -133,6 +148,13 @@ async fn database_outage_is_503_and_service_resumes() {
         back,
         "the server did not serve again after the database came back"
     );
+    let ready = s
+        .client
+        .get(format!("{}/readyz", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
     let resp = s
         .req(Method::PUT, &format!("{}/file", p.object("a")))
         .multipart(inlet_tests::file_form("a.txt", "x"))

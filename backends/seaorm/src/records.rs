@@ -368,6 +368,10 @@ impl SeaOrmStore {
 
 #[async_trait]
 impl RecordStore for SeaOrmStore {
+    async fn ping(&self) -> Result<()> {
+        self.db.ping().await.map_err(db_error)
+    }
+
     async fn create_source(&self, source: &Source) -> Result<()> {
         let _w = self.write_guard().await;
         let body = serde_json::to_string(source).map_err(json_error)?;

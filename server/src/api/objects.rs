@@ -492,6 +492,7 @@ impl ObjectsApi {
             .records
             .delete_record(&record_key(scope, external_id.0)?)
             .await?;
+        state.metrics.removed("delete", 1);
         Ok(NoContent::NoContent)
     }
 }

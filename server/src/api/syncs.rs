@@ -1,6 +1,6 @@
 //! Sync runs (DESIGN 5): open, close, read back.
 
-use inlet_core::Error;
+use inlet_core::{Error, sync::CloseOperation};
 use poem::web::Data;
 use poem_openapi::{ApiResponse, OpenApi, param::Path, payload::Json};
 use uuid::Uuid;
@@ -71,6 +71,14 @@ impl SyncsApi {
             .records
             .close_sync(scope, sync_number.0, body.0.operation.into())
             .await?;
+        if let Some(op) = run.close_operation {
+            let label = match op {
+                CloseOperation::Complete => "COMPLETE",
+                CloseOperation::CompleteIncremental => "COMPLETE_INCREMENTAL",
+                CloseOperation::Fail => "FAIL",
+            };
+            state.metrics.sync_closed(label, run.counters.removed);
+        }
         let current = current_sync_number(&state, scope).await?;
         Ok(Json(SyncOut::new(run, ot.name, current)))
     }

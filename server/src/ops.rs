@@ -1,0 +1,323 @@
+//! Operations: request ids and access logs, Prometheus metrics (`/metrics`), liveness
+//! (`/healthz`) and readiness (`/readyz`).
+//!
+//! Every request gets an id: the caller's `X-Request-Id` when it is a short token, a new one
+//! otherwise. It is echoed in the response header and carried by the `request` tracing span, so
+//! every log line written while serving the request (JSON logs include the span's fields) can be
+//! joined to it.
+
+use std::{sync::Arc, time::Instant};
+
+use poem::{
+    Endpoint, IntoResponse, PathPattern, Request, Response, handler,
+    http::{HeaderValue, StatusCode},
+    web::{Data, Json},
+};
+use prometheus_client::{
+    encoding::{EncodeLabelSet, text::encode},
+    metrics::{
+        counter::Counter,
+        family::Family,
+        histogram::{Histogram, exponential_buckets},
+    },
+    registry::Registry,
+};
+use tracing::Instrument;
+
+use crate::AppState;
+
+/// Header carrying the request id, both ways.
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// Longest caller-supplied request id kept (longer or odd ones are replaced).
+pub const MAX_REQUEST_ID_LEN: usize = 128;
+
+/// Route label of requests no route matched (keeps the label set bounded). Matched routes are
+/// labelled with poem's pattern, path parameters numbered (`/api/v1/sources/:param0`).
+pub const UNMATCHED: &str = "unmatched";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    method: String,
+    route: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ExtractionLabels {
+    format: String,
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SyncLabels {
+    operation: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RemovalLabels {
+    reason: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// The service's Prometheus metrics.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: HistogramFamily<RouteLabels>,
+    extractions: Family<ExtractionLabels, Counter>,
+    sync_closes: Family<SyncLabels, Counter>,
+    records_removed: Family<RemovalLabels, Counter>,
+}
+
+fn latency_histogram() -> Histogram {
+    // 1 ms to ~33 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("inlet");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests by method, route and status",
+            requests.clone(),
+        );
+        let latency: HistogramFamily<RouteLabels> =
+            Family::new_with_constructor(latency_histogram as fn() -> Histogram);
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by method and route, until the response head",
+            latency.clone(),
+        );
+        let extractions = Family::<ExtractionLabels, Counter>::default();
+        registry.register(
+            "extractions",
+            "Text extractions by detected format and outcome (ok, truncated, failed)",
+            extractions.clone(),
+        );
+        let sync_closes = Family::<SyncLabels, Counter>::default();
+        registry.register(
+            "sync_closes",
+            "Sync runs closed, by close operation",
+            sync_closes.clone(),
+        );
+        let records_removed = Family::<RemovalLabels, Counter>::default();
+        registry.register(
+            "records_removed",
+            "Records removed, by reason (sync: not seen by a COMPLETE sync; delete: DELETE call)",
+            records_removed.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            latency,
+            extractions,
+            sync_closes,
+            records_removed,
+        }
+    }
+}
+
+impl Metrics {
+    /// Counts one answered request.
+    pub fn request(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                method: method.into(),
+                route: route.into(),
+                status,
+            })
+            .inc();
+        self.latency
+            .get_or_create(&RouteLabels {
+                method: method.into(),
+                route: route.into(),
+            })
+            .observe(seconds);
+    }
+
+    /// Counts one extraction: `format` as detected (`unknown` when none matched), `outcome` one of
+    /// `ok`, `truncated`, `failed`.
+    pub fn extraction(&self, format: Option<&str>, outcome: &str) {
+        self.extractions
+            .get_or_create(&ExtractionLabels {
+                format: format.unwrap_or("unknown").into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Counts a closed sync (`COMPLETE`, `COMPLETE_INCREMENTAL`, `FAIL`) and the records it
+    /// removed.
+    pub fn sync_closed(&self, operation: &str, removed: u64) {
+        self.sync_closes
+            .get_or_create(&SyncLabels {
+                operation: operation.into(),
+            })
+            .inc();
+        self.removed("sync", removed);
+    }
+
+    /// Counts `n` removed records for `reason` (`sync` or `delete`).
+    pub fn removed(&self, reason: &str, n: u64) {
+        self.records_removed
+            .get_or_create(&RemovalLabels {
+                reason: reason.into(),
+            })
+            .inc_by(n);
+    }
+
+    /// The metrics in the Prometheus text exposition format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// The id of the request being served (request data, for handlers that want to log it).
+#[derive(Clone, Debug)]
+pub struct RequestId(pub String);
+
+fn acceptable(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_REQUEST_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// Middleware: assigns the request id, runs the request inside a `request` span, turns errors
+/// into problem+json responses ([`crate::problem::catch_all`]), puts the id on every response,
+/// logs one access line and records the request metrics under the matched route's pattern.
+pub async fn observe<E: Endpoint>(
+    next: Arc<E>,
+    mut req: Request,
+    metrics: Arc<Metrics>,
+) -> poem::Result<Response> {
+    let id = req
+        .header(REQUEST_ID)
+        .filter(|v| acceptable(v))
+        .map_or_else(|| uuid::Uuid::new_v4().simple().to_string(), str::to_owned);
+    req.set_data(RequestId(id.clone()));
+    let method = req.method().as_str().to_owned();
+    let path = req.uri().path().to_owned();
+    let span = tracing::info_span!("request", request_id = %id, method = %method, path = %path);
+    let start = Instant::now();
+    let result = next.call(req).instrument(span.clone()).await;
+    let (status, route, result) = match result {
+        Ok(output) => {
+            let mut response = output.into_response();
+            let route = response.data::<PathPattern>().map(|p| p.0.to_string());
+            if let Ok(value) = HeaderValue::from_str(&id) {
+                response.headers_mut().insert(REQUEST_ID, value);
+            }
+            (response.status(), route, response)
+        }
+        Err(err) => {
+            let route = err.data::<PathPattern>().map(|p| p.0.to_string());
+            let mut response = crate::problem::catch_all(err).await;
+            if let Ok(value) = HeaderValue::from_str(&id) {
+                response.headers_mut().insert(REQUEST_ID, value);
+            }
+            (response.status(), route, response)
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    // poem reports an empty pattern when only the root nest matched (an unknown path).
+    let route = route
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| UNMATCHED.into());
+    metrics.request(&method, &route, status.as_u16(), seconds);
+    span.in_scope(|| {
+        tracing::info!(
+            status = status.as_u16(),
+            route = %route,
+            ms = (seconds * 1000.0 * 1000.0).round() / 1000.0,
+            "request"
+        );
+    });
+    Ok(result)
+}
+
+/// `GET /healthz`: the process is up (no dependency checked).
+#[handler]
+pub fn healthz() -> impl IntoResponse {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+/// `GET /readyz`: the process can serve requests — its database answered a round trip. 503 with
+/// the reason otherwise, so a load balancer takes the replica out of rotation.
+#[handler]
+pub async fn readyz(state: Data<&AppState>) -> Response {
+    let started = Instant::now();
+    match state.records.ping().await {
+        Ok(()) => Json(serde_json::json!({
+            "status": "ok",
+            "database": "ok",
+            "ms": started.elapsed().as_millis() as u64,
+        }))
+        .into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            let mut response = Json(serde_json::json!({
+                "status": "unavailable",
+                "database": e.to_string(),
+            }))
+            .into_response();
+            response.set_status(StatusCode::SERVICE_UNAVAILABLE);
+            response
+        }
+    }
+}
+
+/// `GET /metrics`: the Prometheus text exposition.
+#[handler]
+pub fn prometheus(state: Data<&AppState>) -> impl IntoResponse {
+    state
+        .metrics
+        .encode()
+        .with_content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_from_callers_are_kept_only_when_sane() {
+        assert!(acceptable("abc-123_x.y:z"));
+        assert!(!acceptable(""));
+        assert!(!acceptable("has space"));
+        assert!(!acceptable("newline\nheader"));
+        assert!(!acceptable(&"a".repeat(MAX_REQUEST_ID_LEN + 1)));
+    }
+
+    #[test]
+    fn metrics_are_exposed_in_text_format() {
+        let m = Metrics::default();
+        m.request("GET", "/api/v1/sources", 200, 0.004);
+        m.extraction(Some("pdf"), "ok");
+        m.sync_closed("COMPLETE", 3);
+        m.removed("delete", 1);
+        let text = m.encode();
+        assert!(text.contains(
+            r#"inlet_http_requests_total{method="GET",route="/api/v1/sources",status="200"} 1"#
+        ));
+        assert!(text.contains("inlet_http_request_duration_seconds_bucket"));
+        assert!(text.contains(r#"inlet_extractions_total{format="pdf",outcome="ok"} 1"#));
+        assert!(text.contains(r#"inlet_sync_closes_total{operation="COMPLETE"} 1"#));
+        assert!(text.contains(r#"inlet_records_removed_total{reason="sync"} 3"#));
+        assert!(text.contains(r#"inlet_records_removed_total{reason="delete"} 1"#));
+    }
+}
