@@ -148,10 +148,13 @@ pub struct FacetInput {
 #[oai(rename_all = "camelCase")]
 pub struct Templates {
     /// Builds the title, e.g. `${f_title}`.
+    #[oai(skip_serializing_if_is_none)]
     pub title_template: Option<String>,
     /// Builds the url.
+    #[oai(skip_serializing_if_is_none)]
     pub external_url_template: Option<String>,
     /// Builds the searchable text.
+    #[oai(skip_serializing_if_is_none)]
     pub search_template: Option<String>,
 }
 

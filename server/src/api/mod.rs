@@ -106,7 +106,90 @@ pub fn document() -> String {
             }
         }
     }
+    for_generators(&mut doc);
     serde_json::to_string_pretty(&doc).unwrap_or(raw)
+}
+
+/// Rewrites what poem-openapi emits into forms client generators accept and that say what the
+/// server does (checked by generating a Python client and by schemathesis in CI):
+/// - `allOf: [{$ref: Enum}, {description}]` (poem's way of documenting an enum-typed field)
+///   becomes a plain `$ref`: generators refuse `allOf` over a non-object;
+/// - the tag header is an optional string, repeated once per value (an array header would be
+///   sent comma-joined, which the server does not split);
+/// - every operation with a body documents 415 (missing or wrong `Content-Type`);
+/// - the OAuth endpoints' 400 and 401 are RFC 6749 JSON bodies, not problem+json.
+fn for_generators(doc: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+
+    fn plain_refs(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                let replacement = map.get("allOf").and_then(Value::as_array).and_then(|all| {
+                    let r = all.iter().find_map(|x| x.get("$ref"))?.clone();
+                    let only_docs = all.iter().all(|x| {
+                        x.get("$ref").is_some()
+                            || x.as_object()
+                                .is_some_and(|o| o.keys().all(|k| k == "description"))
+                    });
+                    only_docs.then_some(r)
+                });
+                if let Some(r) = replacement {
+                    map.remove("allOf");
+                    map.insert("$ref".into(), r);
+                }
+                map.values_mut().for_each(plain_refs);
+            }
+            Value::Array(items) => items.iter_mut().for_each(plain_refs),
+            _ => {}
+        }
+    }
+    plain_refs(doc);
+
+    let problem = json!({"application/problem+json":
+        {"schema": {"$ref": "#/components/schemas/Problem"}}});
+    let oauth_error = json!({"application/json; charset=utf-8":
+        {"schema": {"$ref": "#/components/schemas/OAuthErrorBody"}}});
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for op in item.values_mut() {
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+                for p in params.iter_mut() {
+                    if p.get("name").and_then(Value::as_str) == Some("X-Service-Object-Tag") {
+                        p["required"] = json!(false);
+                        p["schema"] = json!({"type": "string"});
+                        p["description"] = json!(
+                            "`<tagExternalId>:<value>`. Optional and repeatable: send the \
+                             header once per value (values are not split at commas). The \
+                             upload's tags replace the record's."
+                        );
+                    }
+                }
+            }
+            let has_body = op.get("requestBody").is_some();
+            let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            if has_body && !responses.contains_key("415") {
+                responses.insert(
+                    "415".into(),
+                    json!({"description": "The `Content-Type` is missing or not accepted.",
+                           "content": problem.clone()}),
+                );
+            }
+            if path.starts_with("/oauth/") {
+                for code in ["400", "401"] {
+                    if let Some(r) = responses.get_mut(code) {
+                        r["content"] = oauth_error.clone();
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The source and object type addressed by a request, confined to the caller's workspace.
