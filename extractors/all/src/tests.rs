@@ -6,10 +6,9 @@ use std::{
 };
 
 use inlet_core::extract::{Extractor, TextSink};
+use inlet_extract_testkit::{CORPUS, noise};
 
 use super::*;
-
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 
 /// Every format of the spec that a linked family implements; one line per family.
 const EXPECTED_FORMATS: &[&str] = &[
@@ -18,19 +17,6 @@ const EXPECTED_FORMATS: &[&str] = &[
 
 fn corpus(path: &str) -> Vec<u8> {
     fs::read(format!("{CORPUS}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// Deterministic pseudo-random bytes (xorshift64).
-fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        out.extend_from_slice(&seed.to_le_bytes());
-    }
-    out.truncate(len);
-    out
 }
 
 #[test]
