@@ -115,19 +115,102 @@ pub fn parse_query(q: &str) -> Vec<Term> {
     terms
 }
 
-/// Whether `doc` (normalized words) contains every term (phrases as consecutive words).
-pub fn matches_all(doc: &[String], terms: &[Term]) -> bool {
-    terms.iter().all(|t| occurrences(doc, t) > 0)
+/// Finds a query's terms in indexed texts (words joined by single spaces, as [`index_text`]
+/// makes them): whole words, phrases in order, with a SIMD substring search per term.
+pub struct Matcher {
+    needles: Vec<memchr::memmem::Finder<'static>>,
 }
 
-/// How often a term occurs in `doc`.
-pub fn occurrences(doc: &[String], term: &Term) -> usize {
-    if term.is_empty() || doc.len() < term.len() {
-        return 0;
+impl Matcher {
+    /// A matcher for `terms`.
+    pub fn new(terms: &[Term]) -> Self {
+        Self {
+            needles: terms
+                .iter()
+                .filter(|t| !t.is_empty())
+                .map(|t| memchr::memmem::Finder::new(t.join(" ").as_bytes()).into_owned())
+                .collect(),
+        }
     }
-    doc.windows(term.len())
-        .filter(|w| *w == term.as_slice())
-        .count()
+
+    /// How often term `i` occurs in `doc`.
+    fn occurrences(&self, doc: &str, i: usize) -> usize {
+        let finder = &self.needles[i];
+        let len = finder.needle().len();
+        let bytes = doc.as_bytes();
+        finder
+            .find_iter(bytes)
+            .filter(|&at| {
+                let end = at + len;
+                (at == 0 || bytes[at - 1] == b' ') && (end == bytes.len() || bytes[end] == b' ')
+            })
+            .count()
+    }
+
+    /// Whether `doc` holds every term.
+    pub fn matches_all(&self, doc: &str) -> bool {
+        (0..self.needles.len()).all(|i| self.occurrences(doc, i) > 0)
+    }
+
+    /// Relevance of `doc`: the BM25 sum over the terms, with `avg_len` the average
+    /// [`word_count`] of the texts being ranked and every term weighted alike (a match holds
+    /// every term, so within the matches document frequency says little). The memory and
+    /// SQLite stores rank with this; PostgreSQL ranks with its own `ts_rank_cd`.
+    pub fn relevance(&self, doc: &str, avg_len: f64) -> f64 {
+        let len = word_count(doc) as f64;
+        let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len / avg_len.max(1.0));
+        (0..self.needles.len())
+            .map(|i| {
+                let tf = self.occurrences(doc, i) as f64;
+                tf * (BM25_K1 + 1.0) / (tf + norm)
+            })
+            .sum()
+    }
+}
+
+/// Whether an indexed text holds every term ([`Matcher::matches_all`]).
+pub fn matches_all(doc: &str, terms: &[Term]) -> bool {
+    Matcher::new(terms).matches_all(doc)
+}
+
+/// How often a term occurs in an indexed text, as whole words in this order.
+pub fn occurrences(doc: &str, term: &Term) -> usize {
+    let m = Matcher::new(std::slice::from_ref(term));
+    if m.needles.is_empty() {
+        0
+    } else {
+        m.occurrences(doc, 0)
+    }
+}
+
+/// The number of words of an indexed text.
+pub fn word_count(doc: &str) -> usize {
+    if doc.is_empty() {
+        0
+    } else {
+        doc.bytes().filter(|&b| b == b' ').count() + 1
+    }
+}
+
+/// BM25's term-frequency saturation.
+const BM25_K1: f64 = 1.2;
+/// BM25's length normalization.
+const BM25_B: f64 = 0.75;
+
+/// Relevance of an indexed text for `terms` ([`Matcher::relevance`]).
+pub fn relevance(doc: &str, terms: &[Term], avg_len: f64) -> f64 {
+    Matcher::new(terms).relevance(doc, avg_len)
+}
+
+/// Orders a window's matches best first, ties by id (the order every store pages in).
+pub fn rank<T, K: Ord>(hits: &mut [(f64, T)], id: impl Fn(&T) -> K) {
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| id(&a.1).cmp(&id(&b.1))));
+}
+
+/// `(total, exhaustive)` for a window in which a store found `found` matches.
+pub fn window_total(q: &SearchQuery, found: usize) -> (u64, bool) {
+    let found = found as u64;
+    (found, found < q.cap())
 }
 
 /// A tag filter: records carrying any of `values` of tag `tag` (OR within a tag; several
@@ -165,16 +248,46 @@ pub struct SearchQuery {
     pub offset: u64,
     /// Results per page.
     pub limit: u32,
-    /// Tags to count values of over all matching records (facets).
+    /// Tags to count values of over the examined matches (facets).
     pub facet_tags: Vec<String>,
+    /// How many matches to examine at least ([`MATCH_WINDOW`] from the API). See [`SearchQuery::cap`].
+    pub window: u64,
+}
+
+/// Matches a search examines by default: beyond this many, a store ranks, counts and facets the
+/// most recently written matches only and says so ([`SearchPage::exhaustive`] false). Ranking
+/// every match of a broad query (bm25 in SQLite, `ts_rank_cd` in PostgreSQL) costs time in
+/// proportion to the matches (measured in docs/performance.md); this bound keeps broad queries
+/// as fast as selective ones.
+pub const MATCH_WINDOW: u64 = 1000;
+
+/// The deepest result a cursor reaches when a search is not exhaustive (offset + limit).
+pub const MAX_DEPTH: u64 = 10_000;
+
+impl SearchQuery {
+    /// The most matches a store examines for this query: the window or the requested page,
+    /// whichever reaches further, plus one (finding that one more means "not exhaustive").
+    ///
+    /// Every store follows the same rule, so results agree across stores: take the matches
+    /// (live, in the workspace, passing every filter) in order of their last write, newest
+    /// first, and stop after `cap()` of them. Fewer than `cap()` found: the search is exhaustive
+    /// and `total` is exact. Otherwise `total` is `cap()` (a lower bound), and ranking and
+    /// facets cover those `cap()` matches.
+    pub fn cap(&self) -> u64 {
+        self.window
+            .max(self.offset.saturating_add(u64::from(self.limit)))
+            .saturating_add(1)
+    }
 }
 
 /// One page of results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchPage {
-    /// Matching records in all pages.
+    /// Matching records in all pages when `exhaustive`, else the matches examined (a lower bound).
     pub total: u64,
-    /// This page, best first (newest first without terms).
+    /// Whether `total`, the order and the facets cover every match ([`SearchQuery::cap`]).
+    pub exhaustive: bool,
+    /// This page, best first (without terms: the most recently written first).
     pub records: Vec<Record>,
     /// Per facet tag: (value, count), most frequent first, at most [`MAX_FACET_VALUES`].
     pub facets: BTreeMap<String, Vec<(String, u64)>>,
@@ -489,7 +602,7 @@ mod tests {
 
     #[test]
     fn matching_needs_every_term_and_phrase_order() {
-        let doc = words("The quarterly sales report for Tōkyō 東京都");
+        let doc = index_text("The quarterly sales report for Tōkyō 東京都");
         assert!(matches_all(&doc, &parse_query("sales quarterly")));
         assert!(matches_all(
             &doc,
@@ -498,6 +611,21 @@ mod tests {
         assert!(!matches_all(&doc, &parse_query("\"report sales\"")));
         assert!(!matches_all(&doc, &parse_query("sales missing")));
         assert!(!matches_all(&doc, &parse_query("京東")));
+        // Whole words only.
+        assert!(!matches_all(&doc, &parse_query("sale")));
+        assert!(!matches_all(&doc, &parse_query("ales")));
+        assert_eq!(occurrences("a b a b a", &parse_query("\"a b\"")[0]), 2);
+        assert_eq!(word_count(&doc), 9); // CJK: one word per character
+        assert_eq!(word_count(""), 0);
+    }
+
+    #[test]
+    fn relevance_favours_frequent_terms_in_short_texts() {
+        let terms = parse_query("apple");
+        let strong = relevance("apple apple apple pie", &terms, 10.0);
+        let weak = relevance(&format!("apple {}", "filler ".repeat(40)), &terms, 10.0);
+        assert!(strong > weak && weak > 0.0);
+        assert_eq!(relevance("pear", &terms, 10.0), 0.0);
     }
 
     #[test]

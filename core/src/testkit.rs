@@ -1119,6 +1119,7 @@ fn query(workspace_id: WorkspaceId, q: &str) -> SearchQuery {
         offset: 0,
         limit: 20,
         facet_tags: vec![],
+        window: search::MATCH_WINDOW,
     }
 }
 
@@ -1273,6 +1274,81 @@ pub async fn search_ranks_and_pages(store: &dyn RecordStore) {
     seen.sort();
     seen.dedup();
     assert_eq!(seen.len(), 25);
+}
+
+/// The search window ([`SearchQuery::cap`]): a store examines the newest-written matches only,
+/// counts and facets those, and says whether that was every match. Removed records and records
+/// failing a filter take no place in it; a rewrite makes a record the newest.
+pub async fn search_window_is_newest_first(store: &dyn RecordStore) {
+    let ws = Uuid::new_v4();
+    let (_, scope) = search_source(store, ws).await;
+    // d0 is written first, d7 last; each carries its own name as `color`, so the facet shows
+    // which records the window held.
+    for i in 0..8 {
+        let id = format!("d{i}");
+        put_doc(store, scope, &id, "alpha words", &[("color", text(&id))]).await;
+    }
+    let in_window = |page: &search::SearchPage| -> Vec<String> {
+        let mut v: Vec<String> = page.facets["color"]
+            .iter()
+            .map(|(v, _)| v.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut q = query(ws, "alpha");
+    q.window = 5;
+    q.limit = 2;
+    q.facet_tags = vec!["color".into()];
+    // cap = max(5, 0 + 2) + 1 = 6 of 8 matches.
+    let page = store.search(&q).await.unwrap();
+    assert!(!page.exhaustive);
+    assert_eq!(page.total, 6);
+    assert_eq!(page.records.len(), 2);
+    assert_eq!(in_window(&page), ["d2", "d3", "d4", "d5", "d6", "d7"]);
+    // Browsing has the same window, newest first.
+    let mut browse = q.clone();
+    browse.terms = vec![];
+    let page = store.search(&browse).await.unwrap();
+    assert_eq!(
+        page.records
+            .iter()
+            .map(|r| r.external_id.as_str())
+            .collect::<Vec<_>>(),
+        ["d7", "d6"]
+    );
+    assert_eq!(in_window(&page), ["d2", "d3", "d4", "d5", "d6", "d7"]);
+
+    // Rewriting d0 makes it the newest; deleting d7 frees its place.
+    put_doc(
+        store,
+        scope,
+        "d0",
+        "alpha words again",
+        &[("color", text("d0"))],
+    )
+    .await;
+    store.delete_record(&key(scope, "d7")).await.unwrap();
+    let page = store.search(&q).await.unwrap();
+    assert_eq!(in_window(&page), ["d0", "d2", "d3", "d4", "d5", "d6"]);
+
+    // A page beyond the window widens it: cap = max(5, 5 + 2) + 1 = 8 > 7 matches, exact.
+    q.offset = 5;
+    let page = store.search(&q).await.unwrap();
+    assert!(page.exhaustive);
+    assert_eq!(page.total, 7);
+    assert_eq!(page.records.len(), 2);
+
+    // Filters apply before the window: three matches, all counted exactly.
+    q.offset = 0;
+    q.tags = vec![TagFilter {
+        tag: "color".into(),
+        values: vec!["d1".into(), "d3".into(), "d7".into(), "d0".into()],
+    }];
+    let page = store.search(&q).await.unwrap();
+    assert!(page.exhaustive);
+    assert_eq!(page.total, 3);
+    assert_eq!(in_window(&page), ["d0", "d1", "d3"]);
 }
 
 /// Tag filters (OR within a tag, AND across tags), facets over the filtered set, and a DATE_TIME
@@ -1527,6 +1603,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, search_finds_words_and_respects_liveness, ref);
         $crate::conformance_tests!(@case $make, $cleanup, search_ranks_and_pages, ref);
         $crate::conformance_tests!(@case $make, $cleanup, search_filters_and_facets, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, search_window_is_newest_first, ref);
         $crate::conformance_tests!(@case $make, $cleanup, folders_tree_and_counts, ref);
     };
     (@case $make:expr, $cleanup:expr, $name:ident, ref) => {

@@ -207,6 +207,7 @@ async fn folders_and_search(server: TestServer) {
     // Search: words, snippet marks, facets with folder names, filters.
     let found = search(&server, &[("q", "quarterly sales")]).await;
     assert_eq!(found["total"], 2);
+    assert_eq!(found["exhaustive"], true);
     assert_eq!(ids(&found), ["a", "b"]);
     let a = found["results"]
         .as_array()

@@ -33,6 +33,15 @@ impl MemoryStore {
     }
 }
 
+/// A record's entry in the search index.
+#[derive(Debug)]
+struct Indexed {
+    /// Write sequence: the window takes the highest first.
+    seq: u64,
+    /// The record's indexed text ([`search::index_text`]).
+    text: String,
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// Sources in creation order.
@@ -44,8 +53,10 @@ struct State {
     workspaces: Vec<Workspace>,
     users: Vec<User>,
     tokens: Vec<ApiToken>,
-    /// Normalized words of each record's search text, kept at write time.
-    search_words: HashMap<Uuid, Vec<String>>,
+    /// Each record's search entry, kept at write time.
+    search_index: HashMap<Uuid, Indexed>,
+    /// Write sequence of the last search entry (newest entries have the highest).
+    search_seq: u64,
     /// Folders per (source, HIERARCHICAL tag externalId).
     folders: HashMap<(Uuid, String), Vec<Folder>>,
     clients: Vec<OAuthClient>,
@@ -263,14 +274,10 @@ impl RecordStore for MemoryStore {
         };
         records.insert(write.key.external_id, record.clone());
         let words = search::index_text(&record.content);
-        st.search_words.insert(
-            record.id,
-            words
-                .split(' ')
-                .filter(|w| !w.is_empty())
-                .map(str::to_string)
-                .collect(),
-        );
+        st.search_seq += 1;
+        let seq = st.search_seq;
+        st.search_index
+            .insert(record.id, Indexed { seq, text: words });
         st.count(
             scope.object_type_id,
             write.sync_number,
@@ -342,40 +349,58 @@ impl RecordStore for MemoryStore {
             .flat_map(|s| s.object_types.iter())
             .filter(|o| q.object_type_id.is_none_or(|id| id == o.id))
             .collect();
-        let mut hits = Vec::new();
+        // The window (SearchQuery::cap): matches newest-written first.
+        let matcher = search::Matcher::new(&q.terms);
+        let mut found = Vec::new();
         for ot in object_types {
             let Some(records) = st.records.get(&ot.id) else {
                 continue;
             };
             for r in records.values().filter(|r| !r.removed) {
-                let score = if q.terms.is_empty() {
-                    r.modified_date.timestamp_millis() as f64
-                } else {
-                    let Some(words) = st.search_words.get(&r.id) else {
-                        continue;
-                    };
-                    if !search::matches_all(words, &q.terms) {
-                        continue;
-                    }
-                    let n: usize = q.terms.iter().map(|t| search::occurrences(words, t)).sum();
-                    n as f64 / (words.len() as f64).sqrt()
+                let Some(entry) = st.search_index.get(&r.id) else {
+                    continue;
                 };
+                if !q.terms.is_empty() && !matcher.matches_all(&entry.text) {
+                    continue;
+                }
                 let rows = search::tag_rows(Some(ot), &r.tags);
                 if search::passes_filters(q, r, &rows) {
-                    hits.push((score, ot.name.as_str(), r, rows));
+                    found.push((entry, ot.name.as_str(), r, rows));
                 }
             }
         }
-        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.id.cmp(&b.2.id)));
-        let facets = search::count_facets(&q.facet_tags, hits.iter().map(|h| h.3.as_slice()));
+        found.sort_by_key(|f| std::cmp::Reverse(f.0.seq));
+        found.truncate(usize::try_from(q.cap()).unwrap_or(usize::MAX));
+        let (total, exhaustive) = search::window_total(q, found.len());
+        let avg_len = found
+            .iter()
+            .map(|f| search::word_count(&f.0.text))
+            .sum::<usize>() as f64
+            / found.len().max(1) as f64;
+        let mut hits: Vec<(f64, usize)> = found
+            .iter()
+            .enumerate()
+            .map(|(i, (entry, _, _, _))| {
+                // Without words, the window's own order: newest write first.
+                let score = if q.terms.is_empty() {
+                    -(i as f64)
+                } else {
+                    matcher.relevance(&entry.text, avg_len)
+                };
+                (score, i)
+            })
+            .collect();
+        search::rank(&mut hits, |&i| found[i].2.id);
+        let facets = search::count_facets(&q.facet_tags, found.iter().map(|f| f.3.as_slice()));
         let records = hits
             .iter()
             .skip(usize::try_from(q.offset).unwrap_or(usize::MAX))
             .take(q.limit as usize)
-            .map(|(_, name, r, _)| st.view(name, r))
+            .map(|&(_, i)| st.view(found[i].1, found[i].2))
             .collect();
         Ok(SearchPage {
-            total: hits.len() as u64,
+            total,
+            exhaustive,
             records,
             facets,
         })

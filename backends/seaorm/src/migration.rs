@@ -16,6 +16,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0001Initial),
             Box::new(M0002OAuth),
             Box::new(M0003Search),
+            Box::new(M0004SearchWindow),
         ]
     }
 }
@@ -229,6 +230,52 @@ impl MigrationTrait for M0003Search {
             _ => M0003_SQLITE,
         };
         for sql in M0003_COMMON.iter().chain(dialect) {
+            db.execute_unprepared(sql).await?;
+        }
+        // Filled by m0004, whose index this one's statements no longer write.
+        Ok(())
+    }
+}
+
+/// The search window (`SearchQuery::cap`): index entries carry a write sequence (newest
+/// first) and tokens for the record's workspace, source, object type and tag values, so the
+/// full-text index alone finds a query's matches in the order the window takes them. Every
+/// live record is indexed again.
+struct M0004SearchWindow;
+
+impl sea_orm_migration::MigrationName for M0004SearchWindow {
+    fn name(&self) -> &str {
+        "m0004_search_window"
+    }
+}
+
+const M0004_SQLITE: &[&str] = &[
+    "ALTER TABLE records ADD COLUMN search_doc INTEGER",
+    "DROP TABLE records_fts",
+    "CREATE VIRTUAL TABLE records_fts USING fts5(record_id UNINDEXED, body, meta, \
+     tokenize = 'unicode61')",
+    "DELETE FROM record_tags",
+];
+
+const M0004_POSTGRES: &[&str] = &[
+    "CREATE SEQUENCE record_search_doc",
+    "DELETE FROM record_search",
+    "DELETE FROM record_tags",
+    "ALTER TABLE record_search ADD COLUMN meta TSVECTOR NOT NULL",
+    "ALTER TABLE record_search ADD COLUMN doc BIGINT NOT NULL",
+    "CREATE INDEX record_search_meta ON record_search USING GIN (meta)",
+    "CREATE INDEX record_search_by_doc ON record_search (doc)",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0004SearchWindow {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        let dialect = match db.get_database_backend() {
+            sea_orm::DbBackend::Postgres => M0004_POSTGRES,
+            _ => M0004_SQLITE,
+        };
+        for sql in dialect {
             db.execute_unprepared(sql).await?;
         }
         crate::search::backfill(db).await

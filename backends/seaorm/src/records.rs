@@ -27,7 +27,7 @@ fn from_millis(ms: i64) -> Result<Timestamp> {
         .ok_or_else(|| Error::backend(std::io::Error::other(format!("bad timestamp {ms}"))))
 }
 
-fn uuid(row: &QueryResult, col: &str) -> Result<Uuid> {
+pub(crate) fn uuid(row: &QueryResult, col: &str) -> Result<Uuid> {
     let s: String = get(row, col)?;
     Uuid::parse_str(&s).map_err(Error::backend)
 }
@@ -664,7 +664,13 @@ impl RecordStore for SeaOrmStore {
         .ok_or_else(|| Error::backend(std::io::Error::other("upsert returned no row")))?;
         let version: i64 = get(&row, "version")?;
         let record_id = uuid(&row, "id")?;
-        crate::search::index_record(&txn, record_id, &search_content, &tag_rows).await?;
+        let index_scope = crate::search::IndexScope {
+            workspace_id: scope.workspace_id,
+            source_id: scope.source_id,
+            object_type_id: scope.object_type_id,
+        };
+        crate::search::index_record(&txn, index_scope, record_id, &search_content, &tag_rows)
+            .await?;
         self.count_event(
             &txn,
             scope.object_type_id,

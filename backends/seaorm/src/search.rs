@@ -16,7 +16,7 @@ use sea_orm::{ConnectionTrait, DbBackend, DbErr, TransactionTrait, Value};
 use uuid::Uuid;
 
 use crate::{
-    SeaOrmStore, all, db_error, exec, get, one,
+    SeaOrmStore, all, db_error, exec, get,
     records::{RECORD_COLUMNS, record_from_row},
     stmt,
 };
@@ -24,21 +24,56 @@ use crate::{
 /// Tag rows inserted per statement.
 const TAG_ROWS_PER_INSERT: usize = 200;
 
-/// The FTS5 rowid of a record: the first 8 bytes of its id (collisions are 2^-64 per pair).
-fn fts_rowid(id: Uuid) -> i64 {
-    let b = id.as_bytes();
-    i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+/// The scope a record is indexed under: workspace, source and object type.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndexScope {
+    pub workspace_id: Uuid,
+    pub source_id: Uuid,
+    pub object_type_id: Uuid,
 }
 
-/// Replaces a record's entries in the full-text and tag indexes.
+/// The index token of a workspace (`w`), source (`s`) or object type (`o`). Tokens live apart
+/// from the words (SQLite: the `meta` column; PostgreSQL: the `meta` vector), so they never
+/// meet a word of the text.
+fn scope_token(kind: char, id: Uuid) -> String {
+    format!("{kind}{}", id.simple())
+}
+
+/// The index token of one tag value: 128 bits of SHA-256 over tag and value (stable across
+/// versions and machines, and too wide to collide).
+fn tag_token(tag: &str, value: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(tag.as_bytes());
+    h.update([0]);
+    h.update(value.as_bytes());
+    format!("t{}", hex::encode(&h.finalize()[..16]))
+}
+
+/// The tokens a record is found by besides its words: its scope and its tag values.
+fn meta_tokens(scope: IndexScope, rows: &[TagRow]) -> String {
+    let mut tokens = vec![
+        scope_token('w', scope.workspace_id),
+        scope_token('s', scope.source_id),
+        scope_token('o', scope.object_type_id),
+    ];
+    tokens.extend(rows.iter().map(|r| tag_token(&r.tag, &r.value)));
+    tokens.join(" ")
+}
+
+/// Replaces a record's entries in the full-text and tag indexes. The entry gets the next write
+/// sequence (SQLite: the FTS5 rowid; PostgreSQL: `record_search.doc`), which orders the search
+/// window newest first.
 pub(crate) async fn index_record(
     db: &impl ConnectionTrait,
+    scope: IndexScope,
     id: Uuid,
     content: &str,
     rows: &[TagRow],
 ) -> Result<()> {
     let backend = db.get_database_backend();
     let body = search::index_text(content);
+    let meta = meta_tokens(scope, rows);
     let id_text = id.to_string();
     match backend {
         DbBackend::Postgres => {
@@ -46,9 +81,12 @@ pub(crate) async fn index_record(
                 db,
                 stmt(
                     backend,
-                    "INSERT INTO record_search (record_id, vector) VALUES ($1, to_tsvector('simple', $2)) \
-                     ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector",
-                    vec![id_text.clone().into(), body.into()],
+                    "INSERT INTO record_search (record_id, vector, meta, doc) VALUES ($1, \
+                     to_tsvector('simple', $2), array_to_tsvector(string_to_array($3, ' ')), \
+                     nextval('record_search_doc')) \
+                     ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector, \
+                     meta = excluded.meta, doc = excluded.doc",
+                    vec![id_text.clone().into(), body.into(), meta.into()],
                 ),
             )
             .await?;
@@ -58,22 +96,31 @@ pub(crate) async fn index_record(
                 db,
                 stmt(
                     backend,
-                    "DELETE FROM records_fts WHERE rowid = $1",
-                    vec![fts_rowid(id).into()],
+                    "DELETE FROM records_fts WHERE rowid = (SELECT search_doc FROM records WHERE id = $1)",
+                    vec![id_text.clone().into()],
                 ),
             )
             .await?;
-            if !body.is_empty() {
-                exec(
-                    db,
-                    stmt(
-                        backend,
-                        "INSERT INTO records_fts (rowid, record_id, body) VALUES ($1, $2, $3)",
-                        vec![fts_rowid(id).into(), id_text.clone().into(), body.into()],
-                    ),
-                )
-                .await?;
-            }
+            // Without a rowid FTS5 takes the highest plus one: the newest entry sorts first
+            // in descending rowid order.
+            exec(
+                db,
+                stmt(
+                    backend,
+                    "INSERT INTO records_fts (record_id, body, meta) VALUES ($1, $2, $3)",
+                    vec![id_text.clone().into(), body.into(), meta.into()],
+                ),
+            )
+            .await?;
+            exec(
+                db,
+                stmt(
+                    backend,
+                    "UPDATE records SET search_doc = last_insert_rowid() WHERE id = $1",
+                    vec![id_text.clone().into()],
+                ),
+            )
+            .await?;
         }
     }
     exec(
@@ -104,31 +151,33 @@ pub(crate) async fn index_record(
     Ok(())
 }
 
-/// Indexes the live records stored before the search migration.
+/// Indexes every live record again, oldest write first (so the write sequence follows the
+/// records' modification order). Run by the migration that introduced the current index.
 pub(crate) async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
     let backend = db.get_database_backend();
     let custom = |e: Error| DbErr::Custom(e.to_string());
     let sources = all(db, stmt(backend, "SELECT body FROM sources", vec![]))
         .await
         .map_err(custom)?;
-    let mut object_types: HashMap<Uuid, ObjectType> = HashMap::new();
+    let mut object_types: HashMap<Uuid, (Uuid, ObjectType)> = HashMap::new();
     for row in &sources {
         let body: String = get(row, "body").map_err(custom)?;
         let source: Source =
             serde_json::from_str(&body).map_err(|e| DbErr::Custom(e.to_string()))?;
         for ot in source.object_types {
-            object_types.insert(ot.id, ot);
+            object_types.insert(ot.id, (source.workspace_id, ot));
         }
     }
-    let mut after = String::new();
+    let (mut after_date, mut after_id) = (i64::MIN, String::new());
     loop {
         let rows = all(
             db,
             stmt(
                 backend,
-                "SELECT id, object_type_id, content, tags FROM records \
-                 WHERE NOT removed AND id > $1 ORDER BY id LIMIT 500",
-                vec![after.clone().into()],
+                "SELECT id, object_type_id, source_id, modified_date, content, tags FROM records \
+                 WHERE NOT removed AND (modified_date > $1 OR (modified_date = $1 AND id > $2)) \
+                 ORDER BY modified_date, id LIMIT 500",
+                vec![after_date.into(), after_id.clone().into()],
             ),
         )
         .await
@@ -136,19 +185,26 @@ pub(crate) async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
         let Some(last) = rows.last() else {
             return Ok(());
         };
-        after = get(last, "id").map_err(custom)?;
+        after_date = get(last, "modified_date").map_err(custom)?;
+        after_id = get(last, "id").map_err(custom)?;
+        let parse = |s: &str| Uuid::parse_str(s).map_err(|e| DbErr::Custom(e.to_string()));
         for row in &rows {
-            let id: String = get(row, "id").map_err(custom)?;
-            let ot: String = get(row, "object_type_id").map_err(custom)?;
+            let id = parse(&get::<String>(row, "id").map_err(custom)?)?;
+            let ot_id = parse(&get::<String>(row, "object_type_id").map_err(custom)?)?;
+            let source_id = parse(&get::<String>(row, "source_id").map_err(custom)?)?;
             let content: String = get(row, "content").map_err(custom)?;
             let tags: String = get(row, "tags").map_err(custom)?;
             let tags: Tags =
                 serde_json::from_str(&tags).map_err(|e| DbErr::Custom(e.to_string()))?;
-            let id = Uuid::parse_str(&id).map_err(|e| DbErr::Custom(e.to_string()))?;
-            let ot = Uuid::parse_str(&ot)
-                .ok()
-                .and_then(|ot| object_types.get(&ot));
-            index_record(db, id, &content, &search::tag_rows(ot, &tags))
+            let Some((workspace_id, ot)) = object_types.get(&ot_id) else {
+                continue;
+            };
+            let scope = IndexScope {
+                workspace_id: *workspace_id,
+                source_id,
+                object_type_id: ot_id,
+            };
+            index_record(db, scope, id, &content, &search::tag_rows(Some(ot), &tags))
                 .await
                 .map_err(custom)?;
         }
@@ -167,14 +223,41 @@ impl Params {
     }
 }
 
-fn fts5_query(terms: &[Term]) -> String {
-    terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.join(" ")))
-        .collect::<Vec<_>>()
-        .join(" ")
+/// FTS5 query: the words in the `body` column, scope and tag filters as tokens of `meta`.
+fn fts5_query(q: &SearchQuery) -> String {
+    let quoted = |t: String| format!("\"{t}\"");
+    let mut parts = Vec::new();
+    if !q.terms.is_empty() {
+        let words: Vec<String> = q.terms.iter().map(|t| quoted(t.join(" "))).collect();
+        parts.push(format!("{{body}} : ({})", words.join(" ")));
+    }
+    for token in scope_tokens(q) {
+        parts.push(format!("{{meta}} : ({})", quoted(token)));
+    }
+    for f in &q.tags {
+        let any: Vec<String> = f
+            .values
+            .iter()
+            .map(|v| quoted(tag_token(&f.tag, v)))
+            .collect();
+        parts.push(format!("{{meta}} : ({})", any.join(" OR ")));
+    }
+    parts.join(" AND ")
 }
 
+/// The scope tokens every match must carry.
+fn scope_tokens(q: &SearchQuery) -> Vec<String> {
+    let mut tokens = vec![scope_token('w', q.workspace_id)];
+    if let Some(s) = q.source_id {
+        tokens.push(scope_token('s', s));
+    }
+    if let Some(o) = q.object_type_id {
+        tokens.push(scope_token('o', o));
+    }
+    tokens
+}
+
+/// PostgreSQL: the words, parsed by `to_tsquery('simple', ..)` as the text was.
 fn tsquery(terms: &[Term]) -> String {
     terms
         .iter()
@@ -183,53 +266,73 @@ fn tsquery(terms: &[Term]) -> String {
         .join(" & ")
 }
 
-/// The matching set as a CTE `m(id, score)`, with its parameters.
-fn matching(backend: DbBackend, q: &SearchQuery) -> (String, Params) {
+/// PostgreSQL: the scope and tag tokens as a literal `tsquery` (quoted, so nothing is parsed).
+fn meta_tsquery(q: &SearchQuery) -> String {
+    let mut parts: Vec<String> = scope_tokens(q)
+        .into_iter()
+        .map(|t| format!("'{t}'"))
+        .collect();
+    for f in &q.tags {
+        let any: Vec<String> = f
+            .values
+            .iter()
+            .map(|v| format!("'{}'", tag_token(&f.tag, v)))
+            .collect();
+        parts.push(format!("({})", any.join(" | ")));
+    }
+    parts.join(" & ")
+}
+
+/// The window statement: live matches in the workspace passing every filter, newest entry
+/// first, at most `q.cap()`; columns `id`, `source_id`, `object_type_id`, and when
+/// asked `tags`, `body` (SQLite: to rank in Rust) or `score` (PostgreSQL: `ts_rank_cd`).
+fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool) -> (String, Params) {
     let mut p = Params { values: Vec::new() };
     let ws = p.push(q.workspace_id.to_string());
-    let (from, score, mut filter) = if q.terms.is_empty() {
+    let mut columns =
+        String::from("r.id AS id, r.source_id AS source_id, r.object_type_id AS object_type_id");
+    if with_tags {
+        columns.push_str(", r.tags AS tags");
+    }
+    // SQLite: CROSS JOIN keeps the written order, so the full-text scan drives and stops at
+    // the LIMIT (left free, the planner may scan object_types first and sort every match).
+    let join = if backend == DbBackend::Postgres {
+        "JOIN"
+    } else {
+        "CROSS JOIN"
+    };
+    let (from, mut filter, order) = if backend == DbBackend::Postgres {
+        // The small `meta` vector first: PostgreSQL keeps the written order of equally costly
+        // conditions, so a newest-first scan tests the words (a TOASTed vector) only on
+        // entries in scope that pass the tag filters.
+        let meta = p.push(meta_tsquery(q));
+        let mut filter = format!(" AND f.meta @@ CAST({meta} AS tsquery)");
+        if !q.terms.is_empty() {
+            let words = p.push(tsquery(&q.terms));
+            columns.push_str(&format!(
+                ", CAST(ts_rank_cd(f.vector, to_tsquery('simple', {words})) AS DOUBLE PRECISION) AS score"
+            ));
+            filter.push_str(&format!(" AND f.vector @@ to_tsquery('simple', {words})"));
+        }
         (
-            "records r".to_string(),
-            "CAST(r.modified_date AS DOUBLE PRECISION)".to_string(),
-            String::new(),
-        )
-    } else if backend == DbBackend::Postgres {
-        let m = p.push(tsquery(&q.terms));
-        (
-            "record_search f JOIN records r ON r.id = f.record_id".to_string(),
-            format!("CAST(ts_rank_cd(f.vector, to_tsquery('simple', {m})) AS DOUBLE PRECISION)"),
-            format!(" AND f.vector @@ to_tsquery('simple', {m})"),
+            "record_search f JOIN records r ON r.id = f.record_id",
+            filter,
+            "f.doc DESC",
         )
     } else {
-        let m = p.push(fts5_query(&q.terms));
-        // CROSS JOIN fixes SQLite's join order: the full-text match drives, each hit looks its
-        // record up by primary key (the other order runs the match once per record).
+        let m = p.push(fts5_query(q));
+        if !q.terms.is_empty() {
+            columns.push_str(", f.body AS body");
+        }
+        // CROSS JOIN fixes SQLite's join order: the full-text match drives in descending rowid
+        // order (newest entry first), each hit looks its record up by primary key, and the
+        // LIMIT stops the scan.
         (
-            "records_fts f CROSS JOIN records r ON r.id = f.record_id".to_string(),
-            "-bm25(records_fts)".to_string(),
+            "records_fts f CROSS JOIN records r ON r.id = f.record_id",
             format!(" AND records_fts MATCH {m}"),
+            "f.rowid DESC",
         )
     };
-    if let Some(s) = q.source_id {
-        filter.push_str(&format!(" AND r.source_id = {}", p.push(s.to_string())));
-    }
-    if let Some(o) = q.object_type_id {
-        filter.push_str(&format!(
-            " AND r.object_type_id = {}",
-            p.push(o.to_string())
-        ));
-    }
-    for f in &q.tags {
-        let tag = p.push(f.tag.clone());
-        let values: Vec<String> = f.values.iter().map(|v| p.push(v.clone())).collect();
-        // Uncorrelated: the set of records carrying a value is found once through the
-        // (tag, value) index, then each match is a membership test.
-        filter.push_str(&format!(
-            " AND r.id IN (SELECT t.record_id FROM record_tags t WHERE t.tag = {tag} \
-             AND t.value IN ({}))",
-            values.join(", ")
-        ));
-    }
     for (pseudo, column, from_ts, to_ts) in [
         (
             search::CREATED_TAG,
@@ -264,102 +367,148 @@ fn matching(backend: DbBackend, q: &SearchQuery) -> (String, Params) {
             ));
         }
     }
-    let cte = format!(
-        "WITH m AS (SELECT r.id AS id, {score} AS score FROM {from} \
-         JOIN object_types o ON o.id = r.object_type_id \
-         WHERE o.workspace_id = {ws} AND NOT r.removed AND r.sync_number >= o.complete_floor{filter})"
+    let cap = p.push(i64::try_from(q.cap()).unwrap_or(i64::MAX));
+    let sql = format!(
+        "SELECT {columns} FROM {from} {join} object_types o ON o.id = r.object_type_id \
+         WHERE o.workspace_id = {ws} AND NOT r.removed AND r.sync_number >= o.complete_floor{filter} \
+         ORDER BY {order} LIMIT {cap}"
     );
-    (cte, p)
+    (sql, p)
+}
+
+/// One match of the window.
+struct Hit {
+    id: String,
+    source_id: Uuid,
+    object_type_id: Uuid,
+    tags: Option<String>,
 }
 
 impl SeaOrmStore {
-    /// [`inlet_core::RecordStore::search`].
+    /// [`inlet_core::RecordStore::search`]: the window in one statement, ranked here, then the
+    /// page's records by id.
     pub(crate) async fn search_records(&self, q: &SearchQuery) -> Result<SearchPage> {
+        use inlet_core::RecordStore;
         let backend = self.backend();
-        // One snapshot for the count, the page and the facets.
+        let with_tags = !q.facet_tags.is_empty();
+        let (sql, p) = window(backend, q, with_tags);
+        // One snapshot for the window and the page.
         let txn = self.db.begin().await.map_err(db_error)?;
-        let (cte, p) = matching(backend, q);
-        // One pass for the page and the total (a window count over the whole match).
-        let mut page_params = Params {
-            values: p.values.clone(),
-        };
-        let limit = page_params.push(i64::from(q.limit));
-        let offset = page_params.push(i64::try_from(q.offset).unwrap_or(i64::MAX));
-        let rows = all(
-            &txn,
-            stmt(
-                backend,
-                &format!(
-                    "{cte}, c AS (SELECT m.id, m.score, COUNT(*) OVER () AS total_count FROM m \
-                     ORDER BY m.score DESC, m.id LIMIT {limit} OFFSET {offset}) \
-                     SELECT {RECORD_COLUMNS}, c.total_count FROM c JOIN records r ON r.id = c.id \
-                     JOIN object_types o ON o.id = r.object_type_id \
-                     ORDER BY c.score DESC, r.id"
-                ),
-                page_params.values,
-            ),
-        )
-        .await?;
-        let total = match rows.first() {
-            Some(row) => get::<i64>(row, "total_count")?,
-            // Past the last page (or nothing matches): count separately.
-            None => one(
+        if backend == DbBackend::Postgres {
+            // A plan for these very words: a rare word wants the GIN index, a common one the
+            // newest-first scan, and a generic (cached) plan cannot tell them apart.
+            // No parallel workers: starting one costs more than a window's scan.
+            exec(
                 &txn,
                 stmt(
                     backend,
-                    &format!("{cte} SELECT COUNT(*) AS n FROM m"),
-                    p.values.clone(),
+                    "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), \
+                     set_config('max_parallel_workers_per_gather', '0', true)",
+                    vec![],
                 ),
             )
-            .await?
-            .map_or(Ok(0), |r| get::<i64>(&r, "n"))?,
-        };
-        let records = rows
-            .iter()
-            .map(record_from_row)
-            .collect::<Result<Vec<Record>>>()?;
-        let mut facets = BTreeMap::new();
-        if !q.facet_tags.is_empty() && total > 0 {
-            let mut fp = Params {
-                values: p.values.clone(),
+            .await?;
+        }
+        let t0 = std::time::Instant::now();
+        let rows = all(&txn, stmt(backend, &sql, p.values)).await?;
+        let t1 = t0.elapsed();
+        let (total, exhaustive) = search::window_total(q, rows.len());
+        let mut hits: Vec<(f64, Hit)> = Vec::with_capacity(rows.len());
+        let mut bodies: Vec<String> = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            let score = match (q.terms.is_empty(), backend) {
+                // Without words, the window's own order: newest write first.
+                (true, _) => -(i as f64),
+                (false, DbBackend::Postgres) => get(row, "score")?,
+                (false, _) => {
+                    bodies.push(get(row, "body")?);
+                    0.0
+                }
             };
-            let tags: Vec<String> = q.facet_tags.iter().map(|t| fp.push(t.clone())).collect();
+            hits.push((
+                score,
+                Hit {
+                    id: get(row, "id")?,
+                    source_id: crate::records::uuid(row, "source_id")?,
+                    object_type_id: crate::records::uuid(row, "object_type_id")?,
+                    tags: if with_tags {
+                        Some(get(row, "tags")?)
+                    } else {
+                        None
+                    },
+                },
+            ));
+        }
+        if !bodies.is_empty() {
+            let avg_len = bodies.iter().map(|b| search::word_count(b)).sum::<usize>() as f64
+                / bodies.len() as f64;
+            let matcher = search::Matcher::new(&q.terms);
+            for (hit, body) in hits.iter_mut().zip(&bodies) {
+                hit.0 = matcher.relevance(body, avg_len);
+            }
+        }
+        let t2 = t0.elapsed();
+        search::rank(&mut hits, |h| h.id.clone());
+        let page_ids: Vec<&str> = hits
+            .iter()
+            .skip(usize::try_from(q.offset).unwrap_or(usize::MAX))
+            .take(q.limit as usize)
+            .map(|h| h.1.id.as_str())
+            .collect();
+        let records = if page_ids.is_empty() {
+            Vec::new()
+        } else {
+            let mut pp = Params { values: Vec::new() };
+            let list: Vec<String> = page_ids.iter().map(|id| pp.push(id.to_string())).collect();
             let rows = all(
                 &txn,
                 stmt(
                     backend,
                     &format!(
-                        "{cte} SELECT t.tag AS tag, t.value AS value, COUNT(DISTINCT t.record_id) AS n \
-                         FROM m JOIN record_tags t ON t.record_id = m.id \
-                         WHERE t.tag IN ({}) GROUP BY t.tag, t.value",
-                        tags.join(", ")
+                        "SELECT {RECORD_COLUMNS} FROM records r \
+                         JOIN object_types o ON o.id = r.object_type_id WHERE r.id IN ({})",
+                        list.join(", ")
                     ),
-                    fp.values,
+                    pp.values,
                 ),
             )
             .await?;
-            let mut by_tag: HashMap<String, Vec<(String, u64)>> = HashMap::new();
-            for row in &rows {
-                let n: i64 = get(row, "n")?;
-                by_tag
-                    .entry(get(row, "tag")?)
-                    .or_default()
-                    .push((get(row, "value")?, n.max(0) as u64));
-            }
-            for tag in &q.facet_tags {
-                facets.insert(
-                    tag.clone(),
-                    search::top_values(by_tag.remove(tag).unwrap_or_default()),
-                );
-            }
-        } else {
-            for tag in &q.facet_tags {
-                facets.insert(tag.clone(), Vec::new());
-            }
-        }
+            let mut by_id: HashMap<String, Record> = rows
+                .iter()
+                .map(|row| Ok((get::<String>(row, "id")?, record_from_row(row)?)))
+                .collect::<Result<_>>()?;
+            page_ids.iter().filter_map(|id| by_id.remove(*id)).collect()
+        };
         txn.commit().await.map_err(db_error)?;
+        let t3 = t0.elapsed();
+        let mut facets = BTreeMap::new();
+        if with_tags {
+            let mut sources: HashMap<Uuid, Source> = HashMap::new();
+            let mut tag_rows: Vec<Vec<TagRow>> = Vec::with_capacity(hits.len());
+            for (_, hit) in &hits {
+                if let std::collections::hash_map::Entry::Vacant(e) = sources.entry(hit.source_id) {
+                    e.insert(self.get_source(q.workspace_id, hit.source_id).await?);
+                }
+                let ot = sources
+                    .get(&hit.source_id)
+                    .and_then(|s| s.object_type(hit.object_type_id));
+                let tags: Tags = serde_json::from_str(hit.tags.as_deref().unwrap_or("{}"))
+                    .map_err(crate::json_error)?;
+                tag_rows.push(search::tag_rows(ot, &tags));
+            }
+            facets = search::count_facets(&q.facet_tags, tag_rows.iter().map(Vec::as_slice));
+        }
+        tracing::debug!(
+            matches = hits.len(),
+            window_ms = t1.as_secs_f64() * 1e3,
+            ranked_ms = t2.as_secs_f64() * 1e3,
+            page_ms = t3.as_secs_f64() * 1e3,
+            total_ms = t0.elapsed().as_secs_f64() * 1e3,
+            "search"
+        );
         Ok(SearchPage {
-            total: total.max(0) as u64,
+            total,
+            exhaustive,
             records,
             facets,
         })
@@ -554,10 +703,45 @@ mod tests {
     #[test]
     fn query_syntax_per_dialect() {
         let terms = search::parse_query(r#"sales "quarterly report" 東京"#);
-        assert_eq!(fts5_query(&terms), r#""sales" "quarterly report" "東 京""#);
+        let ws = Uuid::from_u128(1);
+        let q = SearchQuery {
+            workspace_id: ws,
+            terms: terms.clone(),
+            source_id: None,
+            object_type_id: None,
+            tags: vec![search::TagFilter {
+                tag: "color".into(),
+                values: vec!["red".into(), "blue".into()],
+            }],
+            created_from: None,
+            created_to: None,
+            modified_from: None,
+            modified_to: None,
+            offset: 0,
+            limit: 20,
+            facet_tags: vec![],
+            window: search::MATCH_WINDOW,
+        };
+        let red = tag_token("color", "red");
+        let blue = tag_token("color", "blue");
+        assert_eq!(
+            fts5_query(&q),
+            format!(
+                r#"{{body}} : ("sales" "quarterly report" "東 京") AND {{meta}} : ("w{}") AND {{meta}} : ("{red}" OR "{blue}")"#,
+                ws.simple()
+            )
+        );
         assert_eq!(
             tsquery(&terms),
             "(sales) & (quarterly <-> report) & (東 <-> 京)"
         );
+        assert_eq!(
+            meta_tsquery(&q),
+            format!("'w{}' & ('{red}' | '{blue}')", ws.simple())
+        );
+        // Distinct values never share a token; the same value always has the same one.
+        assert_ne!(red, blue);
+        assert_eq!(red, tag_token("color", "red"));
+        assert_ne!(tag_token("a", "bc"), tag_token("ab", "c"));
     }
 }

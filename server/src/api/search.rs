@@ -80,13 +80,18 @@ pub struct FacetResult {
 #[derive(Debug, Object)]
 #[oai(rename_all = "camelCase")]
 pub struct SearchResponse {
-    /// Matching records in all pages.
+    /// Matching records in all pages when `exhaustive`; otherwise the number of matches
+    /// examined, a lower bound ("at least").
     pub total: u64,
+    /// Whether `total`, the order and the facets cover every match. A query matching more than
+    /// 1000 records (or than the page reached) ranks, counts and facets the most recently
+    /// written 1000 (or as many as the page needs) and answers `false`.
+    pub exhaustive: bool,
     /// This page, best match first (newest first without `q`).
     pub results: Vec<SearchResult>,
-    /// Facets of the object types searched, counted over all matching records.
+    /// Facets of the object types searched, counted over the matches examined.
     pub facets: Vec<FacetResult>,
-    /// Pass as `cursor` for the next page; absent on the last page.
+    /// Pass as `cursor` for the next page; absent on the last page and past result 10,000.
     #[oai(skip_serializing_if_is_none)]
     pub next_cursor: Option<String>,
 }
@@ -155,6 +160,7 @@ fn decode_cursor(cursor: &str) -> Result<u64, ApiError> {
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
         .and_then(|s| s.strip_prefix("o:").and_then(|n| n.parse().ok()))
+        .filter(|&offset| offset < search::MAX_DEPTH)
         .ok_or_else(|| ApiError::bad_request("cursor is not one this service issued"))
 }
 
@@ -363,6 +369,7 @@ impl SearchApi {
             offset,
             limit,
             facet_tags: facets.iter().map(|(_, t, _)| t.clone()).collect(),
+            window: search::MATCH_WINDOW,
         };
         let page = state.records.search(&query).await?;
 
@@ -419,9 +426,11 @@ impl SearchApi {
             .collect();
         Ok(Json(SearchResponse {
             total: page.total,
+            exhaustive: page.exhaustive,
             results,
             facets: facet_out,
-            next_cursor: (shown < page.total).then(|| encode_cursor(shown)),
+            next_cursor: (shown < page.total && shown < search::MAX_DEPTH)
+                .then(|| encode_cursor(shown)),
         }))
     }
 

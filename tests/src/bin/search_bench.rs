@@ -11,6 +11,10 @@
 //! writers; the full-text and tag indexes are written in each record's transaction), then runs
 //! queries through `RecordStore::search` — common words, two-word queries, rare words, a phrase,
 //! a tag-filtered query — each with and without facets (3 TAG facets), and prints p50/p95/max.
+//!
+//! `INLET_BENCH_KEEP=1` keeps the filled database and prints its URL; `INLET_BENCH_URL=<url>`
+//! runs the queries against such a kept database without filling it again (the bench's
+//! workspace id is fixed, so a kept database is found again).
 
 use std::{sync::Arc, time::Instant};
 
@@ -27,6 +31,7 @@ use inlet_core::{
 };
 use inlet_tests::bench::database;
 use rand::{Rng, SeedableRng, rngs::StdRng};
+use sea_orm::ConnectionTrait;
 
 const WRITERS: usize = 8;
 const VOCABULARY: usize = 5000;
@@ -158,10 +163,43 @@ async fn main() {
     let which = args.first().map(String::as_str).unwrap_or("sqlite");
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let queries: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(50);
-    let (url, label, cleanup) = database(which).await;
+    let reuse = std::env::var("INLET_BENCH_URL").ok();
+    let keep = reuse.is_some() || std::env::var_os("INLET_BENCH_KEEP").is_some();
+    let (url, label, cleanup) = match reuse {
+        Some(url) => (url, format!("{which} (kept database)"), None),
+        None => {
+            let (url, label, cleanup) = database(which).await;
+            (url, label, Some(cleanup))
+        }
+    };
     let stores = inlet_server::open_stores(&url).await.expect("open store");
     let store: Arc<dyn RecordStore> = stores.records;
-    let ws = uuid::Uuid::new_v4();
+    let ws = BENCH_WORKSPACE;
+    if cleanup.is_some() {
+        fill(&store, &label, n).await;
+    }
+    // Fresh statistics, as autovacuum (PostgreSQL) would have them a minute after a bulk load.
+    if let Some(db) = stores_connection(&url).await {
+        let t = Instant::now();
+        db.execute_unprepared("ANALYZE").await.expect("analyze");
+        println!("ANALYZE: {:.1} s\n", t.elapsed().as_secs_f64());
+        let _ = db.close().await;
+    }
+    run_queries(&store, ws, queries).await;
+    drop(store);
+    if keep {
+        println!("\nkept: INLET_BENCH_URL='{url}'");
+    } else if let (Some(cleanup), Some(db)) = (cleanup, stores_connection(&url).await) {
+        cleanup(db).await;
+    }
+}
+
+/// The bench's fixed workspace, so that a kept database can be queried again.
+const BENCH_WORKSPACE: uuid::Uuid = uuid::Uuid::from_u128(0x1e7_be4c_0000_4000_8000_0000_0000_0001);
+
+/// Creates the source and writes `n` records through the store's write path.
+async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
+    let ws = BENCH_WORKSPACE;
     let src = source(ws);
     store.create_source(&src).await.expect("create source");
     let scope = Scope {
@@ -213,7 +251,10 @@ async fn main() {
         n as f64 / secs,
         n as f64 * 2000.0 / secs / 1e6
     );
+}
 
+/// Runs `queries` queries of each kind, without and with facets, and prints the table.
+async fn run_queries(store: &Arc<dyn RecordStore>, ws: uuid::Uuid, queries: usize) {
     let mut rng = StdRng::seed_from_u64(99);
     let kinds: Vec<(&str, QueryMaker)> = vec![
         (
@@ -292,6 +333,7 @@ async fn main() {
                     } else {
                         vec![]
                     },
+                    window: search::MATCH_WINDOW,
                 };
                 let t = Instant::now();
                 let page = store.search(&query).await.expect("search");
@@ -308,10 +350,6 @@ async fn main() {
                 hits / queries as u64
             );
         }
-    }
-    drop(store);
-    if let Some(db) = stores_connection(&url).await {
-        cleanup(db).await;
     }
 }
 
