@@ -284,9 +284,21 @@ fn meta_tsquery(q: &SearchQuery) -> String {
 }
 
 /// The window statement: live matches in the workspace passing every filter, newest entry
-/// first, at most `q.cap()`; columns `id`, `source_id`, `object_type_id`, and when
-/// asked `tags`, `body` (SQLite: to rank in Rust) or `score` (PostgreSQL: `ts_rank_cd`).
-fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool) -> (String, Params) {
+/// first, at most `q.cap()`; columns `id`, `source_id`, `object_type_id`, and when asked
+/// `tags`, `body` (SQLite: to rank in Rust) or `score` (PostgreSQL: `ts_rank_cd`).
+///
+/// PostgreSQL first takes up to `candidates` index entries newest first (`c`) and only then
+/// joins the records, so the join and the ranking touch about a window's worth of rows
+/// whichever plan finds the entries. Its rows also carry `candidates`, the number of entries
+/// taken, and the statement always returns a row (with a NULL `id` when nothing is live), so
+/// the caller can tell a window cut short by entries of removed records from the end of the
+/// matches ([`SeaOrmStore::search_records`] retries with more).
+fn window(
+    backend: DbBackend,
+    q: &SearchQuery,
+    with_tags: bool,
+    candidates: u64,
+) -> (String, Params) {
     let mut p = Params { values: Vec::new() };
     let ws = p.push(q.workspace_id.to_string());
     let mut columns =
@@ -294,45 +306,7 @@ fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool) -> (String, Para
     if with_tags {
         columns.push_str(", r.tags AS tags");
     }
-    // SQLite: CROSS JOIN keeps the written order, so the full-text scan drives and stops at
-    // the LIMIT (left free, the planner may scan object_types first and sort every match).
-    let join = if backend == DbBackend::Postgres {
-        "JOIN"
-    } else {
-        "CROSS JOIN"
-    };
-    let (from, mut filter, order) = if backend == DbBackend::Postgres {
-        // The small `meta` vector first: PostgreSQL keeps the written order of equally costly
-        // conditions, so a newest-first scan tests the words (a TOASTed vector) only on
-        // entries in scope that pass the tag filters.
-        let meta = p.push(meta_tsquery(q));
-        let mut filter = format!(" AND f.meta @@ CAST({meta} AS tsquery)");
-        if !q.terms.is_empty() {
-            let words = p.push(tsquery(&q.terms));
-            columns.push_str(&format!(
-                ", CAST(ts_rank_cd(f.vector, to_tsquery('simple', {words})) AS DOUBLE PRECISION) AS score"
-            ));
-            filter.push_str(&format!(" AND f.vector @@ to_tsquery('simple', {words})"));
-        }
-        (
-            "record_search f JOIN records r ON r.id = f.record_id",
-            filter,
-            "f.doc DESC",
-        )
-    } else {
-        let m = p.push(fts5_query(q));
-        if !q.terms.is_empty() {
-            columns.push_str(", f.body AS body");
-        }
-        // CROSS JOIN fixes SQLite's join order: the full-text match drives in descending rowid
-        // order (newest entry first), each hit looks its record up by primary key, and the
-        // LIMIT stops the scan.
-        (
-            "records_fts f CROSS JOIN records r ON r.id = f.record_id",
-            format!(" AND records_fts MATCH {m}"),
-            "f.rowid DESC",
-        )
-    };
+    let mut filter = String::new();
     for (pseudo, column, from_ts, to_ts) in [
         (
             search::CREATED_TAG,
@@ -367,12 +341,47 @@ fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool) -> (String, Para
             ));
         }
     }
-    let cap = p.push(i64::try_from(q.cap()).unwrap_or(i64::MAX));
-    let sql = format!(
-        "SELECT {columns} FROM {from} {join} object_types o ON o.id = r.object_type_id \
-         WHERE o.workspace_id = {ws} AND NOT r.removed AND r.sync_number >= o.complete_floor{filter} \
-         ORDER BY {order} LIMIT {cap}"
+    let live = format!(
+        "o.workspace_id = {ws} AND NOT r.removed AND r.sync_number >= o.complete_floor{filter}"
     );
+    let cap = p.push(i64::try_from(q.cap()).unwrap_or(i64::MAX));
+    let sql = if backend == DbBackend::Postgres {
+        // The small `meta` vector first: PostgreSQL keeps the written order of equally costly
+        // conditions, so a newest-first scan tests the words (a TOASTed vector) only on
+        // entries in scope that pass the tag filters.
+        let meta = p.push(meta_tsquery(q));
+        let mut inner = format!("f.meta @@ CAST({meta} AS tsquery)");
+        if !q.terms.is_empty() {
+            let words = p.push(tsquery(&q.terms));
+            columns.push_str(&format!(
+                ", CAST(ts_rank_cd(c.vector, to_tsquery('simple', {words})) AS DOUBLE PRECISION) AS score"
+            ));
+            inner.push_str(&format!(" AND f.vector @@ to_tsquery('simple', {words})"));
+        }
+        let limit = p.push(i64::try_from(candidates).unwrap_or(i64::MAX));
+        format!(
+            "WITH c AS (SELECT f.record_id, f.vector, f.doc FROM record_search f \
+             WHERE {inner} ORDER BY f.doc DESC LIMIT {limit}) \
+             SELECT k.candidates, m.* FROM (SELECT COUNT(*) AS candidates FROM c) k \
+             LEFT JOIN (SELECT {columns}, c.doc AS doc FROM c JOIN records r ON r.id = c.record_id \
+             JOIN object_types o ON o.id = r.object_type_id WHERE {live} \
+             ORDER BY c.doc DESC LIMIT {cap}) m ON TRUE ORDER BY m.doc DESC"
+        )
+    } else {
+        let m = p.push(fts5_query(q));
+        if !q.terms.is_empty() {
+            columns.push_str(", f.body AS body");
+        }
+        // CROSS JOIN keeps the written order: the full-text match drives in descending rowid
+        // order (newest entry first), each hit looks its record up by primary key, and the
+        // LIMIT stops the scan (left free, the planner may scan object_types first and sort
+        // every match).
+        format!(
+            "SELECT {columns} FROM records_fts f CROSS JOIN records r ON r.id = f.record_id \
+             CROSS JOIN object_types o ON o.id = r.object_type_id \
+             WHERE records_fts MATCH {m} AND {live} ORDER BY f.rowid DESC LIMIT {cap}"
+        )
+    };
     (sql, p)
 }
 
@@ -391,7 +400,6 @@ impl SeaOrmStore {
         use inlet_core::RecordStore;
         let backend = self.backend();
         let with_tags = !q.facet_tags.is_empty();
-        let (sql, p) = window(backend, q, with_tags);
         // One snapshot for the window and the page.
         let txn = self.db.begin().await.map_err(db_error)?;
         if backend == DbBackend::Postgres {
@@ -410,7 +418,31 @@ impl SeaOrmStore {
             .await?;
         }
         let t0 = std::time::Instant::now();
-        let rows = all(&txn, stmt(backend, &sql, p.values)).await?;
+        // PostgreSQL: a quarter more candidates than the window for entries of removed
+        // records; when those still leave the window short while more candidates exist, take
+        // four times as many, until the window is full or the candidates run out.
+        let cap = q.cap();
+        let mut candidates = cap.saturating_add(cap / 4);
+        let rows = loop {
+            let (sql, p) = window(backend, q, with_tags, candidates);
+            let mut rows = all(&txn, stmt(backend, &sql, p.values)).await?;
+            if backend != DbBackend::Postgres {
+                break rows;
+            }
+            let taken = match rows.first() {
+                Some(row) => get::<i64>(row, "candidates")?.max(0) as u64,
+                None => 0,
+            };
+            // Nothing live: the one row has a NULL id.
+            if rows.len() == 1 && get::<Option<String>>(&rows[0], "id")?.is_none() {
+                rows.clear();
+            }
+            if (rows.len() as u64) < cap && taken >= candidates && candidates < u64::MAX / 4 {
+                candidates = candidates.saturating_mul(4);
+                continue;
+            }
+            break rows;
+        };
         let t1 = t0.elapsed();
         let (total, exhaustive) = search::window_total(q, rows.len());
         let mut hits: Vec<(f64, Hit)> = Vec::with_capacity(rows.len());

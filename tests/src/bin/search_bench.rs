@@ -35,6 +35,8 @@ use sea_orm::ConnectionTrait;
 
 const WRITERS: usize = 8;
 const VOCABULARY: usize = 5000;
+/// Untimed queries per kind before the timed ones.
+const WARMUP: usize = 5;
 
 /// A pronounceable word for index `i` (distinct per index).
 fn word(i: usize) -> String {
@@ -314,7 +316,9 @@ async fn run_queries(store: &Arc<dyn RecordStore>, ws: uuid::Uuid, queries: usiz
         for facets in [false, true] {
             let mut times = Vec::with_capacity(queries);
             let mut hits = 0u64;
-            for _ in 0..queries {
+            // The first WARMUP queries of each kind are run but not timed (caches warm up as
+            // they would on a serving instance).
+            for i in 0..WARMUP + queries {
                 let (q, tags) = make(&mut rng);
                 let query = SearchQuery {
                     workspace_id: ws,
@@ -337,6 +341,9 @@ async fn run_queries(store: &Arc<dyn RecordStore>, ws: uuid::Uuid, queries: usiz
                 };
                 let t = Instant::now();
                 let page = store.search(&query).await.expect("search");
+                if i < WARMUP {
+                    continue;
+                }
                 times.push(t.elapsed().as_secs_f64() * 1000.0);
                 hits += page.total;
             }
