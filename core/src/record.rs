@@ -264,6 +264,21 @@ pub trait RecordStore: Send + Sync + 'static {
         source_id: Uuid,
         tag: &str,
     ) -> Result<Vec<(crate::search::Folder, u64)>>;
+    /// A tag's folders without their counts (search names folder facet values with these). The
+    /// default asks [`RecordStore::list_folders`]; a store that counts with a query overrides it.
+    async fn folder_names(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<Vec<crate::search::Folder>> {
+        Ok(self
+            .list_folders(workspace_id, source_id, tag)
+            .await?
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect())
+    }
     /// Deletes a folder: [`Error::NotFound`] when absent, [`Error::Conflict`] while it has child
     /// folders or live records.
     async fn delete_folder(

@@ -1540,6 +1540,12 @@ pub async fn folders_tree_and_counts(store: &dyn RecordStore) {
     assert_eq!(leaf.0.name, "Leaf renamed");
     assert_eq!(leaf.0.parent_external_id.as_deref(), Some("root"));
     let folders: Vec<Folder> = listed.into_iter().map(|(f, _)| f).collect();
+    // The names alone are the same folders.
+    let mut names = store.folder_names(ws, source.id, "folder").await.unwrap();
+    names.sort_by(|a, b| a.external_id.cmp(&b.external_id));
+    let mut expected = folders.clone();
+    expected.sort_by(|a, b| a.external_id.cmp(&b.external_id));
+    assert_eq!(names, expected);
     let rolled = search::rolled_up_counts(&folders, &own);
     assert_eq!(rolled["root"], 3);
 

@@ -5,6 +5,9 @@ mod records;
 mod search;
 mod tokens;
 
+/// The schema migrations, run by [`SeaOrmStore::connect`]; public for tools and upgrade tests.
+pub use migration::Migrator;
+
 use std::time::Duration;
 
 use inlet_core::Error;

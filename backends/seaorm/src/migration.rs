@@ -261,8 +261,10 @@ const M0004_POSTGRES: &[&str] = &[
     "CREATE SEQUENCE record_search_doc",
     "DELETE FROM record_search",
     "DELETE FROM record_tags",
-    "ALTER TABLE record_search ADD COLUMN meta TSVECTOR NOT NULL",
-    "ALTER TABLE record_search ADD COLUMN doc BIGINT NOT NULL",
+    // Defaults keep an older replica's inserts working while it drains (its entries lack the
+    // tokens until the record is written again; docs/operators.md asks for a stop-start).
+    "ALTER TABLE record_search ADD COLUMN meta TSVECTOR NOT NULL DEFAULT ''",
+    "ALTER TABLE record_search ADD COLUMN doc BIGINT NOT NULL DEFAULT nextval('record_search_doc')",
     "CREATE INDEX record_search_meta ON record_search USING GIN (meta)",
     "CREATE INDEX record_search_by_doc ON record_search (doc)",
 ];

@@ -817,6 +817,15 @@ impl RecordStore for SeaOrmStore {
         self.list_folder_rows(workspace_id, source_id, tag).await
     }
 
+    async fn folder_names(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<Vec<Folder>> {
+        self.folder_name_rows(workspace_id, source_id, tag).await
+    }
+
     async fn delete_folder(
         &self,
         workspace_id: WorkspaceId,

@@ -675,6 +675,18 @@ impl SeaOrmStore {
             .collect())
     }
 
+    /// [`inlet_core::RecordStore::folder_names`]: the folders alone, no count query.
+    pub(crate) async fn folder_name_rows(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<Vec<Folder>> {
+        use inlet_core::RecordStore;
+        self.get_source(workspace_id, source_id).await?;
+        self.folders_of(&self.db, source_id, tag).await
+    }
+
     /// [`inlet_core::RecordStore::delete_folder`].
     pub(crate) async fn delete_folder_row(
         &self,

@@ -378,10 +378,10 @@ impl SearchApi {
             let names: HashMap<String, String> = match folder_source {
                 Some(sid) => state
                     .records
-                    .list_folders(principal.workspace_id, sid, &tag_id)
+                    .folder_names(principal.workspace_id, sid, &tag_id)
                     .await?
                     .into_iter()
-                    .map(|(f, _)| (f.external_id, f.name))
+                    .map(|f| (f.external_id, f.name))
                     .collect(),
                 None => HashMap::new(),
             };
