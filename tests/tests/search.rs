@@ -281,6 +281,8 @@ async fn folders_and_search(server: TestServer) {
         vec![("limit", "0")],
         vec![("limit", "101")],
         vec![("cursor", "garbage")],
+        // A cursor past result 10,000 (`o:10000`): never issued, refused.
+        vec![("cursor", "bzoxMDAwMA")],
         vec![("tag", "nope:1")],
         vec![("createdFrom", "yesterday")],
     ] {
