@@ -150,11 +150,7 @@ async fn sqlite_data_survives_a_restart() {
     let source: serde_json::Value = client
         .post(format!("{base}/sources"))
         .basic_auth("ops@example.test", Some("restart-token"))
-        .json(&serde_json::json!({
-            "definition": {"type": "CUSTOM"}, "externalId": "s",
-            "config": {"type": "CUSTOM", "name": "S", "trackStatus": true,
-              "specification": {"application": {"objectTypes": [
-                {"name": "Docs", "externalId": "docs", "sourceDataType": "RECORD"}]}}}}))
+        .json(&inlet_tests::record_source("s"))
         .send()
         .await
         .unwrap()
@@ -162,9 +158,8 @@ async fn sqlite_data_survives_a_restart() {
         .await
         .unwrap();
     let object = format!(
-        "{base}/sources/{}/objecttypes/{}/objects/a",
-        source["id"].as_str().unwrap(),
-        source["sourceObjectTypes"][0]["id"].as_str().unwrap()
+        "{base}{}",
+        inlet_tests::SourcePaths::of(&source, 0).object("a")
     );
     let form = reqwest::multipart::Form::new().part(
         "file",

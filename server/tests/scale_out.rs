@@ -63,23 +63,14 @@ async fn two_replicas_share_one_sync_over_postgres() {
     };
 
     let source: Value = req(&a, Method::POST, "/sources")
-        .json(
-            &json!({"definition": {"type": "CUSTOM"}, "externalId": "scale",
-            "config": {"type": "CUSTOM", "name": "Scale", "trackStatus": true,
-              "specification": {"application": {"objectTypes": [
-                {"name": "Docs", "externalId": "docs", "sourceDataType": "RECORD"}]}}}}),
-        )
+        .json(&inlet_tests::record_source("scale"))
         .send()
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    let ot = format!(
-        "/sources/{}/objecttypes/{}",
-        source["id"].as_str().unwrap(),
-        source["sourceObjectTypes"][0]["id"].as_str().unwrap()
-    );
+    let ot = inlet_tests::SourcePaths::of(&source, 0).object_type();
 
     // Sync 1 through B: 60 records, all kept.
     assert_eq!(

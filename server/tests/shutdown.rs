@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use inlet_tests::process::InletProcess;
 use reqwest::{Client, Method, multipart};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const INLET: &str = env!("CARGO_BIN_EXE_inlet");
 const EMAIL: &str = "ops@example.test";
@@ -38,23 +38,14 @@ async fn sigterm_finishes_the_upload_in_flight_then_exits() {
             .basic_auth(EMAIL, Some(TOKEN))
     };
     let source: Value = req(Method::POST, "/sources")
-        .json(
-            &json!({"definition": {"type": "CUSTOM"}, "externalId": "ops",
-            "config": {"type": "CUSTOM", "name": "Ops", "trackStatus": true,
-              "specification": {"application": {"objectTypes": [
-                {"name": "Docs", "externalId": "docs", "sourceDataType": "RECORD"}]}}}}),
-        )
+        .json(&inlet_tests::record_source("ops"))
         .send()
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    let object = format!(
-        "/sources/{}/objecttypes/{}/objects/slow",
-        source["id"].as_str().unwrap(),
-        source["sourceObjectTypes"][0]["id"].as_str().unwrap()
-    );
+    let object = inlet_tests::SourcePaths::of(&source, 0).object("slow");
 
     // An upload whose body arrives in two parts, with SIGTERM in between.
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
