@@ -265,6 +265,26 @@ pub const MATCH_WINDOW: u64 = 1000;
 pub const MAX_DEPTH: u64 = 10_000;
 
 impl SearchQuery {
+    /// A query for `text` in a workspace, with no filters or facets, the first page of
+    /// [`DEFAULT_LIMIT`] and the [`MATCH_WINDOW`].
+    pub fn new(workspace_id: WorkspaceId, text: &str) -> Self {
+        Self {
+            workspace_id,
+            terms: parse_query(text),
+            source_id: None,
+            object_type_id: None,
+            tags: vec![],
+            created_from: None,
+            created_to: None,
+            modified_from: None,
+            modified_to: None,
+            offset: 0,
+            limit: DEFAULT_LIMIT,
+            facet_tags: vec![],
+            window: MATCH_WINDOW,
+        }
+    }
+
     /// The most matches a store examines for this query: the window or the requested page,
     /// whichever reaches further, plus one (finding that one more means "not exhaustive").
     ///

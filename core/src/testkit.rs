@@ -1106,21 +1106,7 @@ async fn put_doc(
 }
 
 fn query(workspace_id: WorkspaceId, q: &str) -> SearchQuery {
-    SearchQuery {
-        workspace_id,
-        terms: search::parse_query(q),
-        source_id: None,
-        object_type_id: None,
-        tags: vec![],
-        created_from: None,
-        created_to: None,
-        modified_from: None,
-        modified_to: None,
-        offset: 0,
-        limit: 20,
-        facet_tags: vec![],
-        window: search::MATCH_WINDOW,
-    }
+    SearchQuery::new(workspace_id, q)
 }
 
 fn ids(page: &search::SearchPage) -> Vec<String> {

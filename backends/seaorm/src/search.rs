@@ -748,24 +748,11 @@ mod tests {
     fn query_syntax_per_dialect() {
         let terms = search::parse_query(r#"sales "quarterly report" 東京"#);
         let ws = Uuid::from_u128(1);
-        let q = SearchQuery {
-            workspace_id: ws,
-            terms: terms.clone(),
-            source_id: None,
-            object_type_id: None,
-            tags: vec![search::TagFilter {
-                tag: "color".into(),
-                values: vec!["red".into(), "blue".into()],
-            }],
-            created_from: None,
-            created_to: None,
-            modified_from: None,
-            modified_to: None,
-            offset: 0,
-            limit: 20,
-            facet_tags: vec![],
-            window: search::MATCH_WINDOW,
-        };
+        let mut q = SearchQuery::new(ws, r#"sales "quarterly report" 東京"#);
+        q.tags = vec![search::TagFilter {
+            tag: "color".into(),
+            values: vec!["red".into(), "blue".into()],
+        }];
         let red = tag_token("color", "red");
         let blue = tag_token("color", "blue");
         assert_eq!(

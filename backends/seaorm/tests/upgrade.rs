@@ -4,7 +4,7 @@
 use inlet_core::{
     RecordStore,
     record::Extraction,
-    search::{self, SearchQuery, TagFilter},
+    search::{SearchQuery, TagFilter},
     source::{CUSTOM, DataType, NewObjectType, NewSource, NewTagConfig, SourceDataType, TagType},
     tag::{TagValue, Tags},
     time,
@@ -117,19 +117,11 @@ async fn records_stored_before_the_search_window_are_found_after_the_upgrade() {
     // The new version migrates (m0004 indexes the live records) and finds them.
     let store = SeaOrmStore::connect(&url).await.unwrap();
     let query = |q: &str, tags: Vec<TagFilter>| SearchQuery {
-        workspace_id: ws,
-        terms: search::parse_query(q),
         source_id: Some(source.id),
         object_type_id: Some(ot.id),
         tags,
-        created_from: None,
-        created_to: None,
-        modified_from: None,
-        modified_to: None,
-        offset: 0,
-        limit: 20,
         facet_tags: vec!["color".into()],
-        window: search::MATCH_WINDOW,
+        ..SearchQuery::new(ws, q)
     };
     let page = store.search(&query("harbour", vec![])).await.unwrap();
     let mut found: Vec<&str> = page
