@@ -387,7 +387,7 @@ fn window(
 
 /// One match of the window.
 struct Hit {
-    id: String,
+    id: Uuid,
     source_id: Uuid,
     object_type_id: Uuid,
     tags: Option<String>,
@@ -460,7 +460,7 @@ impl SeaOrmStore {
             hits.push((
                 score,
                 Hit {
-                    id: get(row, "id")?,
+                    id: crate::records::uuid(row, "id")?,
                     source_id: crate::records::uuid(row, "source_id")?,
                     object_type_id: crate::records::uuid(row, "object_type_id")?,
                     tags: if with_tags {
@@ -480,12 +480,13 @@ impl SeaOrmStore {
             }
         }
         let t2 = t0.elapsed();
-        search::rank(&mut hits, |h| h.id.clone());
-        let page_ids: Vec<&str> = hits
+        // Uuid order is the order of the hyphenated text, the SQL stores' key.
+        search::rank(&mut hits, |h| h.id);
+        let page_ids: Vec<Uuid> = hits
             .iter()
             .skip(usize::try_from(q.offset).unwrap_or(usize::MAX))
             .take(q.limit as usize)
-            .map(|h| h.1.id.as_str())
+            .map(|h| h.1.id)
             .collect();
         let records = if page_ids.is_empty() {
             Vec::new()
@@ -505,11 +506,11 @@ impl SeaOrmStore {
                 ),
             )
             .await?;
-            let mut by_id: HashMap<String, Record> = rows
+            let mut by_id: HashMap<Uuid, Record> = rows
                 .iter()
-                .map(|row| Ok((get::<String>(row, "id")?, record_from_row(row)?)))
+                .map(|row| record_from_row(row).map(|r| (r.id, r)))
                 .collect::<Result<_>>()?;
-            page_ids.iter().filter_map(|id| by_id.remove(*id)).collect()
+            page_ids.iter().filter_map(|id| by_id.remove(id)).collect()
         };
         txn.commit().await.map_err(db_error)?;
         let t3 = t0.elapsed();

@@ -357,7 +357,6 @@ impl SearchApi {
 
         let terms = search::parse_query(&text);
         let query = SearchQuery {
-            workspace_id: principal.workspace_id,
             terms: terms.clone(),
             source_id: source_id.0,
             object_type_id: object_type_id.0,
@@ -369,7 +368,7 @@ impl SearchApi {
             offset,
             limit,
             facet_tags: facets.iter().map(|(_, t, _)| t.clone()).collect(),
-            window: search::MATCH_WINDOW,
+            ..SearchQuery::new(principal.workspace_id, "")
         };
         let page = state.records.search(&query).await?;
 

@@ -21,7 +21,7 @@ use std::{sync::Arc, time::Instant};
 use inlet_core::{
     RecordStore,
     record::{Extraction, RecordKey, RecordWrite, Scope},
-    search::{self, SearchQuery, TagFilter},
+    search::{SearchQuery, TagFilter},
     source::{
         CUSTOM, DataType, FacetTargetType, FacetType, NewFacet, NewObjectType, NewSource,
         NewTagConfig, SourceDataType, TagType,
@@ -321,23 +321,13 @@ async fn run_queries(store: &Arc<dyn RecordStore>, ws: uuid::Uuid, queries: usiz
             for i in 0..WARMUP + queries {
                 let (q, tags) = make(&mut rng);
                 let query = SearchQuery {
-                    workspace_id: ws,
-                    terms: search::parse_query(&q),
-                    source_id: None,
-                    object_type_id: None,
                     tags,
-                    created_from: None,
-                    created_to: None,
-                    modified_from: None,
-                    modified_to: None,
-                    offset: 0,
-                    limit: 20,
                     facet_tags: if facets {
                         vec!["color".into(), "team".into(), "status".into()]
                     } else {
                         vec![]
                     },
-                    window: search::MATCH_WINDOW,
+                    ..SearchQuery::new(ws, &q)
                 };
                 let t = Instant::now();
                 let page = store.search(&query).await.expect("search");
