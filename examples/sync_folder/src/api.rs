@@ -377,10 +377,26 @@ impl Inlet {
     where
         F: Fn() -> RequestBuilder,
     {
+        self.send_with(what, ok, || std::future::ready(Ok(build())))
+            .await
+    }
+
+    /// [`Self::send`] with a builder that may fail and is awaited for each attempt (an upload
+    /// opens its file again, since the body is a stream over it).
+    async fn send_with<F, Fut>(
+        &self,
+        what: &str,
+        ok: &[StatusCode],
+        mut build: F,
+    ) -> Result<Response, ApiError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<RequestBuilder, ApiError>>,
+    {
         let mut delay = RETRY_DELAY;
         let mut attempt = 1;
         loop {
-            let result = match build().send().await {
+            let result = match build().await?.send().await {
                 Ok(resp) if ok.contains(&resp.status()) => return Ok(resp),
                 Ok(resp) => Err(status_error(what, resp).await),
                 Err(source) => Err(ApiError::Transport {
@@ -574,53 +590,45 @@ impl Inlet {
             ("externalChecksum", file.checksum.to_string()),
             ("externalUrl", file.external_url.to_string()),
         ];
-        let mut delay = RETRY_DELAY;
-        let mut attempt = 1;
-        loop {
-            // The body is a stream over the file, so each attempt opens it again.
-            let opened = tokio::fs::File::open(&file.path)
-                .await
-                .map_err(|e| ApiError::Decode {
-                    what: what.clone(),
-                    message: format!("cannot open {}: {e}", file.path.display()),
-                })?;
-            let body = reqwest::Body::wrap_stream(file_stream(
-                opened,
-                file.len,
-                file.checksum.to_string(),
-                sent.clone(),
-            ));
-            let part = multipart::Part::stream_with_length(body, file.len)
-                .file_name(file.file_name.to_string())
-                .mime_str("application/octet-stream")
-                .map_err(|source| ApiError::Transport {
-                    what: what.clone(),
-                    source,
-                })?;
-            let mut req = self
-                .request(Method::PUT, &path)
-                .query(&query)
-                .multipart(multipart::Form::new().part("file", part));
-            for tag in file.tags {
-                req = req.header(TAG_HEADER, tag);
-            }
-            let result = match req.send().await {
-                Ok(resp) if resp.status().is_success() => return decode(&what, resp).await,
-                Ok(resp) => Err(status_error(&what, resp).await),
-                Err(source) => Err(ApiError::Transport {
-                    what: what.clone(),
-                    source,
-                }),
-            };
-            match result {
-                Err(e) if attempt < ATTEMPTS && e.is_transient() => {
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
+        let (what_ref, path_ref, query_ref) = (&what, &path, &query);
+        let resp = self
+            .send_with(
+                &what,
+                &[StatusCode::OK, StatusCode::CREATED],
+                || async move {
+                    // The body is a stream over the file, so each attempt opens it again.
+                    let opened =
+                        tokio::fs::File::open(&file.path)
+                            .await
+                            .map_err(|e| ApiError::Decode {
+                                what: what_ref.clone(),
+                                message: format!("cannot open {}: {e}", file.path.display()),
+                            })?;
+                    let body = reqwest::Body::wrap_stream(file_stream(
+                        opened,
+                        file.len,
+                        file.checksum.to_string(),
+                        sent.clone(),
+                    ));
+                    let part = multipart::Part::stream_with_length(body, file.len)
+                        .file_name(file.file_name.to_string())
+                        .mime_str("application/octet-stream")
+                        .map_err(|source| ApiError::Transport {
+                            what: what_ref.clone(),
+                            source,
+                        })?;
+                    let mut req = self
+                        .request(Method::PUT, path_ref)
+                        .query(query_ref)
+                        .multipart(multipart::Form::new().part("file", part));
+                    for tag in file.tags {
+                        req = req.header(TAG_HEADER, tag);
+                    }
+                    Ok(req)
+                },
+            )
+            .await?;
+        decode(&what, resp).await
     }
 
     /// `PUT /sources/{s}/tagconfigs/{tc}/hierarchies/{externalId}`: creates or updates a folder.
