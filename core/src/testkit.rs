@@ -34,7 +34,23 @@ pub async fn new_source(store: &dyn RecordStore) -> (Source, Scope) {
 
 /// Creates the test source in the given workspace.
 pub async fn new_source_in(store: &dyn RecordStore, workspace_id: WorkspaceId) -> (Source, Scope) {
-    let source = NewSource {
+    stored(store, test_source(workspace_id)).await
+}
+
+/// Stores `source`; returns it with the scope of its first object type.
+async fn stored(store: &dyn RecordStore, source: Source) -> (Source, Scope) {
+    store.create_source(&source).await.expect("create source");
+    let scope = Scope {
+        workspace_id: source.workspace_id,
+        source_id: source.id,
+        object_type_id: source.object_types[0].id,
+    };
+    (source, scope)
+}
+
+/// The test source (one RECORD object type, tag `color`, multi-valued), built but not stored.
+pub fn test_source(workspace_id: WorkspaceId) -> Source {
+    NewSource {
         definition_type: CUSTOM.into(),
         config_type: CUSTOM.into(),
         external_id: "conformance".into(),
@@ -58,14 +74,7 @@ pub async fn new_source_in(store: &dyn RecordStore, workspace_id: WorkspaceId) -
         }],
     }
     .build(workspace_id, time::now())
-    .expect("valid test source");
-    store.create_source(&source).await.expect("create source");
-    let scope = Scope {
-        workspace_id,
-        source_id: source.id,
-        object_type_id: source.object_types[0].id,
-    };
-    (source, scope)
+    .expect("valid test source")
 }
 
 /// A record key in `scope`.
@@ -1078,13 +1087,7 @@ async fn search_source(store: &dyn RecordStore, workspace_id: WorkspaceId) -> (S
     }
     .build(workspace_id, time::now())
     .expect("valid search source");
-    store.create_source(&source).await.expect("create source");
-    let scope = Scope {
-        workspace_id,
-        source_id: source.id,
-        object_type_id: source.object_types[0].id,
-    };
-    (source, scope)
+    stored(store, source).await
 }
 
 async fn put_doc(

@@ -17,6 +17,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0002OAuth),
             Box::new(M0003Search),
             Box::new(M0004SearchWindow),
+            Box::new(M0005SearchInline),
         ]
     }
 }
@@ -280,6 +281,80 @@ impl MigrationTrait for M0004SearchWindow {
         for sql in dialect {
             db.execute_unprepared(sql).await?;
         }
+        // The backfill writes the current index layout, which on PostgreSQL is m0005's: it
+        // runs there.
+        if db.get_database_backend() == sea_orm::DbBackend::Postgres {
+            return Ok(());
+        }
         crate::search::backfill(db).await
+    }
+}
+
+/// PostgreSQL: the words move out of `record_search` into `record_words`, stored in the row
+/// (`STORAGE MAIN`) rather than in TOAST, so testing or ranking a candidate reads one page
+/// instead of four to five; the vector also holds the record's scope tokens (marked with
+/// [`crate::search::PG_TOKEN_MARK`]) and its write sequence, so a query without tag filters
+/// reads `record_words` alone. `record_search` keeps the narrow part (tokens and write
+/// sequence), which tag filters and browsing scan. Both are rewritten in write order, which
+/// keeps newest-first scans sequential; live records without an entry are then indexed.
+/// SQLite: no change.
+struct M0005SearchInline;
+
+impl sea_orm_migration::MigrationName for M0005SearchInline {
+    fn name(&self) -> &str {
+        "m0005_search_inline"
+    }
+}
+
+fn m0005_postgres() -> Vec<String> {
+    let mark = crate::search::PG_TOKEN_MARK;
+    vec![
+        "CREATE TABLE record_words (
+            record_id TEXT PRIMARY KEY,
+            vector TSVECTOR NOT NULL,
+            doc BIGINT NOT NULL)"
+            .into(),
+        "ALTER TABLE record_words ALTER COLUMN vector SET STORAGE MAIN".into(),
+        // Scope tokens are `w`, `s` and `o` followed by hex; tag tokens start with `t`.
+        format!(
+            "INSERT INTO record_words (record_id, vector, doc) \
+             SELECT record_id, vector || array_to_tsvector(ARRAY(\
+             SELECT '{mark}' || m.lexeme FROM unnest(meta) m WHERE m.lexeme ~ '^[wso]')), doc \
+             FROM record_search ORDER BY doc"
+        ),
+        "CREATE TABLE record_search_narrow (
+            record_id TEXT PRIMARY KEY,
+            meta TSVECTOR NOT NULL,
+            doc BIGINT NOT NULL DEFAULT nextval('record_search_doc'))"
+            .into(),
+        "INSERT INTO record_search_narrow (record_id, meta, doc) \
+         SELECT record_id, meta, doc FROM record_search ORDER BY doc"
+            .into(),
+        "DROP TABLE record_search".into(),
+        "ALTER TABLE record_search_narrow RENAME TO record_search".into(),
+        "ALTER INDEX record_search_narrow_pkey RENAME TO record_search_pkey".into(),
+        "CREATE INDEX record_search_meta ON record_search USING GIN (meta)".into(),
+        // One entry and one words row per write sequence: the two join on it.
+        "CREATE UNIQUE INDEX record_search_by_doc ON record_search (doc)".into(),
+        "CREATE INDEX record_words_vector ON record_words USING GIN (vector)".into(),
+        "CREATE UNIQUE INDEX record_words_by_doc ON record_words (doc)".into(),
+    ]
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0005SearchInline {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        if db.get_database_backend() != sea_orm::DbBackend::Postgres {
+            return Ok(());
+        }
+        for sql in m0005_postgres() {
+            db.execute_unprepared(&sql).await?;
+        }
+        crate::search::backfill(db).await?;
+        // Plans choose between GIN lookups and newest-first scans by these statistics.
+        db.execute_unprepared("ANALYZE record_search").await?;
+        db.execute_unprepared("ANALYZE record_words").await?;
+        Ok(())
     }
 }

@@ -32,9 +32,10 @@ pub(crate) struct IndexScope {
     pub object_type_id: Uuid,
 }
 
-/// The index token of a workspace (`w`), source (`s`) or object type (`o`). Tokens live apart
-/// from the words (SQLite: the `meta` column; PostgreSQL: the `meta` vector), so they never
-/// meet a word of the text.
+/// The index token of a workspace (`w`), source (`s`) or object type (`o`). Tokens never meet
+/// a word of the text: they live in their own `meta` column (SQLite `records_fts`, PostgreSQL
+/// `record_search`), and where PostgreSQL also puts the scope tokens beside the words
+/// (`record_words.vector`) they are marked with [`PG_TOKEN_MARK`], which no word contains.
 fn scope_token(kind: char, id: Uuid) -> String {
     format!("{kind}{}", id.simple())
 }
@@ -50,13 +51,23 @@ fn tag_token(tag: &str, value: &str) -> String {
     format!("t{}", hex::encode(&h.finalize()[..16]))
 }
 
-/// The tokens a record is found by besides its words: its scope and its tag values.
-fn meta_tokens(scope: IndexScope, rows: &[TagRow]) -> String {
-    let mut tokens = vec![
+/// PostgreSQL: the first character of the scope tokens in `record_words.vector`. Words are
+/// letters and digits only (`inlet_core::search::index_text`), so a query's words never match
+/// a token.
+pub(crate) const PG_TOKEN_MARK: char = '#';
+
+/// A record's scope tokens: workspace, source, object type.
+fn scope_tokens_of(scope: IndexScope) -> [String; 3] {
+    [
         scope_token('w', scope.workspace_id),
         scope_token('s', scope.source_id),
         scope_token('o', scope.object_type_id),
-    ];
+    ]
+}
+
+/// The tokens a record is found by besides its words: its scope and its tag values.
+fn meta_tokens(scope: IndexScope, rows: &[TagRow]) -> String {
+    let mut tokens = scope_tokens_of(scope).to_vec();
     tokens.extend(rows.iter().map(|r| tag_token(&r.tag, &r.value)));
     tokens.join(" ")
 }
@@ -77,16 +88,32 @@ pub(crate) async fn index_record(
     let id_text = id.to_string();
     match backend {
         DbBackend::Postgres => {
+            // The entry (scope and tag tokens, write sequence) and the words (with the marked
+            // scope tokens, so a query without tag filters needs only `record_words`), in one
+            // round trip.
+            let marked = scope_tokens_of(scope)
+                .iter()
+                .map(|t| format!("{PG_TOKEN_MARK}{t}"))
+                .collect::<Vec<_>>()
+                .join(" ");
             exec(
                 db,
                 stmt(
                     backend,
-                    "INSERT INTO record_search (record_id, vector, meta, doc) VALUES ($1, \
-                     to_tsvector('simple', $2), array_to_tsvector(string_to_array($3, ' ')), \
-                     nextval('record_search_doc')) \
-                     ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector, \
-                     meta = excluded.meta, doc = excluded.doc",
-                    vec![id_text.clone().into(), body.into(), meta.into()],
+                    "WITH e AS (INSERT INTO record_search (record_id, meta, doc) VALUES ($1, \
+                     array_to_tsvector(string_to_array($3, ' ')), nextval('record_search_doc')) \
+                     ON CONFLICT (record_id) DO UPDATE SET meta = excluded.meta, doc = excluded.doc \
+                     RETURNING doc) \
+                     INSERT INTO record_words (record_id, vector, doc) SELECT $1, \
+                     to_tsvector('simple', $2) || array_to_tsvector(string_to_array($4, ' ')), e.doc \
+                     FROM e ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector, \
+                     doc = excluded.doc",
+                    vec![
+                        id_text.clone().into(),
+                        body.into(),
+                        meta.into(),
+                        marked.into(),
+                    ],
                 ),
             )
             .await?;
@@ -151,10 +178,17 @@ pub(crate) async fn index_record(
     Ok(())
 }
 
-/// Indexes every live record again, oldest write first (so the write sequence follows the
-/// records' modification order). Run by the migration that introduced the current index.
+/// Indexes every live record that has no index entry, oldest write first (so the write
+/// sequence follows the records' modification order). Run by the migrations that introduced
+/// the current index (SQLite: m0004; PostgreSQL: m0005).
 pub(crate) async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
     let backend = db.get_database_backend();
+    let unindexed = match backend {
+        DbBackend::Postgres => {
+            "NOT EXISTS (SELECT 1 FROM record_search s WHERE s.record_id = records.id)"
+        }
+        _ => "search_doc IS NULL",
+    };
     let custom = |e: Error| DbErr::Custom(e.to_string());
     let sources = all(db, stmt(backend, "SELECT body FROM sources", vec![]))
         .await
@@ -174,9 +208,12 @@ pub(crate) async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
             db,
             stmt(
                 backend,
-                "SELECT id, object_type_id, source_id, modified_date, content, tags FROM records \
-                 WHERE NOT removed AND (modified_date > $1 OR (modified_date = $1 AND id > $2)) \
-                 ORDER BY modified_date, id LIMIT 500",
+                &format!(
+                    "SELECT id, object_type_id, source_id, modified_date, content, tags \
+                     FROM records WHERE NOT removed AND {unindexed} \
+                     AND (modified_date > $1 OR (modified_date = $1 AND id > $2)) \
+                     ORDER BY modified_date, id LIMIT 500"
+                ),
                 vec![after_date.into(), after_id.clone().into()],
             ),
         )
@@ -266,7 +303,17 @@ fn tsquery(terms: &[Term]) -> String {
         .join(" & ")
 }
 
-/// PostgreSQL: the scope and tag tokens as a literal `tsquery` (quoted, so nothing is parsed).
+/// PostgreSQL: the marked scope tokens as a literal `tsquery`, for `record_words.vector`.
+fn marked_scope_tsquery(q: &SearchQuery) -> String {
+    scope_tokens(q)
+        .into_iter()
+        .map(|t| format!("'{PG_TOKEN_MARK}{t}'"))
+        .collect::<Vec<_>>()
+        .join(" & ")
+}
+
+/// PostgreSQL: the scope and tag tokens as a literal `tsquery` (quoted, so nothing is
+/// parsed), for `record_search.meta`.
 fn meta_tsquery(q: &SearchQuery) -> String {
     let mut parts: Vec<String> = scope_tokens(q)
         .into_iter()
@@ -285,14 +332,15 @@ fn meta_tsquery(q: &SearchQuery) -> String {
 
 /// The window statement: live matches in the workspace passing every filter, newest entry
 /// first, at most `q.cap()`; columns `id`, `source_id`, `object_type_id`, and when asked
-/// `tags`, `body` (SQLite: to rank in Rust) or `score` (PostgreSQL: `ts_rank_cd`).
+/// `tags`, `body` (SQLite: to rank in Rust) or `score` (PostgreSQL: `ts_rank_cd`, 0 without
+/// words).
 ///
 /// PostgreSQL first takes up to `candidates` index entries newest first (`c`) and only then
-/// joins the records, so the join and the ranking touch about a window's worth of rows
-/// whichever plan finds the entries. Its rows also carry `candidates`, the number of entries
-/// taken, and the statement always returns a row (with a NULL `id` when nothing is live), so
-/// the caller can tell a window cut short by entries of removed records from the end of the
-/// matches ([`SeaOrmStore::search_records`] retries with more).
+/// joins the records, so the join touches about a window's worth of rows whichever plan finds
+/// the entries. Its rows also carry `candidates`, the number of entries taken, and the
+/// statement always returns a row (with a NULL `id` when nothing is live), so the caller can
+/// tell a window cut short by entries of removed records from the end of the matches
+/// ([`SeaOrmStore::search_records`] retries with more).
 fn window(
     backend: DbBackend,
     q: &SearchQuery,
@@ -346,22 +394,54 @@ fn window(
     );
     let cap = p.push(i64::try_from(q.cap()).unwrap_or(i64::MAX));
     let sql = if backend == DbBackend::Postgres {
-        // The small `meta` vector first: PostgreSQL keeps the written order of equally costly
-        // conditions, so a newest-first scan tests the words (a TOASTed vector) only on
-        // entries in scope that pass the tag filters.
-        let meta = p.push(meta_tsquery(q));
-        let mut inner = format!("f.meta @@ CAST({meta} AS tsquery)");
-        if !q.terms.is_empty() {
+        // The candidates `c`, newest entry first, in one of three shapes:
+        // - no words: the narrow `record_search` alone, scanned newest first (or its GIN
+        //   index on `meta` for rare tag values);
+        // - words without tag filters: `record_words` alone (its vector holds the marked scope
+        //   tokens), by a newest-first scan or one GIN lookup intersecting words and scope;
+        // - words and tag filters: `record_search` filtered by its small `meta`, joined to the
+        //   words by write sequence (a bigint key: cheaper to look up than the text record id),
+        //   so the wide vectors are read only for entries that pass the tags (or, for rare
+        //   words, the words' GIN lookup drives and `meta` filters).
+        // Only the window's rows are ranked, after the LIMITs: `c` keeps the row address of
+        // the words and the score reads the vector there (stored inline, m0005: one page,
+        // most likely still cached from the scan). Ranking every entry a GIN lookup finds,
+        // before the sort, cost more than the scan.
+        let limit = p.push(i64::try_from(candidates).unwrap_or(i64::MAX));
+        let candidates_sql = if q.terms.is_empty() {
+            columns.push_str(", CAST(0 AS DOUBLE PRECISION) AS score");
+            let meta = p.push(meta_tsquery(q));
+            format!(
+                "SELECT s.record_id, s.doc FROM record_search s \
+                 WHERE s.meta @@ CAST({meta} AS tsquery) ORDER BY s.doc DESC LIMIT {limit}"
+            )
+        } else {
             let words = p.push(tsquery(&q.terms));
             columns.push_str(&format!(
-                ", CAST(ts_rank_cd(c.vector, to_tsquery('simple', {words})) AS DOUBLE PRECISION) AS score"
+                ", CAST(COALESCE(ts_rank_cd((SELECT v.vector FROM record_words v \
+                 WHERE v.ctid = c.tid), to_tsquery('simple', {words})), 0) AS DOUBLE PRECISION) \
+                 AS score"
             ));
-            inner.push_str(&format!(" AND f.vector @@ to_tsquery('simple', {words})"));
-        }
-        let limit = p.push(i64::try_from(candidates).unwrap_or(i64::MAX));
+            if q.tags.is_empty() {
+                let scope = p.push(marked_scope_tsquery(q));
+                format!(
+                    "SELECT w.record_id, w.doc, w.ctid AS tid FROM record_words w \
+                     WHERE w.vector @@ (to_tsquery('simple', {words}) && CAST({scope} AS tsquery)) \
+                     ORDER BY w.doc DESC LIMIT {limit}"
+                )
+            } else {
+                let meta = p.push(meta_tsquery(q));
+                format!(
+                    "SELECT s.record_id, s.doc, w.ctid AS tid FROM record_search s \
+                     JOIN record_words w ON w.doc = s.doc \
+                     WHERE s.meta @@ CAST({meta} AS tsquery) \
+                     AND w.vector @@ to_tsquery('simple', {words}) \
+                     ORDER BY s.doc DESC LIMIT {limit}"
+                )
+            }
+        };
         format!(
-            "WITH c AS (SELECT f.record_id, f.vector, f.doc FROM record_search f \
-             WHERE {inner} ORDER BY f.doc DESC LIMIT {limit}) \
+            "WITH c AS ({candidates_sql}) \
              SELECT k.candidates, m.* FROM (SELECT COUNT(*) AS candidates FROM c) k \
              LEFT JOIN (SELECT {columns}, c.doc AS doc FROM c JOIN records r ON r.id = c.record_id \
              JOIN object_types o ON o.id = r.object_type_id WHERE {live} \
@@ -771,6 +851,11 @@ mod tests {
             meta_tsquery(&q),
             format!("'w{}' & ('{red}' | '{blue}')", ws.simple())
         );
+        assert_eq!(marked_scope_tsquery(&q), format!("'#w{}'", ws.simple()));
+        // No word of any text can be a token: tokens start with the mark, words are letters
+        // and digits.
+        let words = search::index_text(&format!("#w{} #{red}", ws.simple()));
+        assert!(!words.contains(PG_TOKEN_MARK));
         // Distinct values never share a token; the same value always has the same one.
         assert_ne!(red, blue);
         assert_eq!(red, tag_token("color", "red"));

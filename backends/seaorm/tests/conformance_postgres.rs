@@ -6,41 +6,16 @@
 use std::sync::Arc;
 
 use inlet_store_seaorm::SeaOrmStore;
-use sea_orm::{ConnectionTrait, Database, DbBackend, Statement};
+use sea_orm::{ConnectionTrait, DbBackend, Statement};
 
-fn base_url() -> Option<String> {
-    match std::env::var("INLET_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("INLET_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-                "INLET_REQUIRE_POSTGRES=1 but INLET_TEST_POSTGRES_URL is not set"
-            );
-            None
-        }
-    }
-}
-
-fn with_search_path(url: &str, schema: &str) -> String {
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-c%20search_path%3D{schema}")
-}
+mod common;
 
 async fn store() -> Option<Arc<SeaOrmStore>> {
-    let base = base_url()?;
-    let schema = format!("inlet_t_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(base.as_str())
-        .await
-        .expect("connect to INLET_TEST_POSTGRES_URL");
-    admin
-        .execute_unprepared(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .expect("create schema");
-    admin.close().await.ok();
-    let store = SeaOrmStore::connect(&with_search_path(&base, &schema))
+    let schema = common::PgSchema::create().await?;
+    let store = SeaOrmStore::connect(&schema.url)
         .await
         .expect("open postgres store");
-    println!("postgres conformance: schema {schema}");
+    println!("postgres conformance: schema {}", schema.name);
     Some(Arc::new(store))
 }
 
@@ -56,14 +31,8 @@ async fn cleanup(store: Arc<SeaOrmStore>) {
         .flatten();
     let schema: Option<String> = row.and_then(|r| r.try_get("", "s").ok());
     drop(store);
-    if let (Some(schema), Some(base)) = (schema, base_url())
-        && schema.starts_with("inlet_t_")
-        && let Ok(admin) = Database::connect(base.as_str()).await
-    {
-        let _ = admin
-            .execute_unprepared(&format!("DROP SCHEMA {schema} CASCADE"))
-            .await;
-        admin.close().await.ok();
+    if let Some(schema) = schema {
+        common::PgSchema::drop_named(&schema).await;
     }
 }
 

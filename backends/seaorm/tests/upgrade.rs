@@ -1,57 +1,85 @@
-//! Upgrading a SQLite database written before the search window (migration m0004): records
-//! stored under m0003 are found after the upgrade, with the new index's scope and tag filters.
+//! Upgrading databases written by earlier versions: records stored under m0003 (before the
+//! search window, m0004) are found after the upgrade, with the new index's scope and tag
+//! filters, on SQLite and PostgreSQL; and a PostgreSQL index in m0004's layout (words in a
+//! TOASTed `vector`, tokens in `meta`) is moved into `record_words` by m0005.
 
 use inlet_core::{
     RecordStore,
     record::Extraction,
     search::{SearchQuery, TagFilter},
-    source::{CUSTOM, DataType, NewObjectType, NewSource, NewTagConfig, SourceDataType, TagType},
     tag::{TagValue, Tags},
-    time,
 };
 use inlet_store_seaorm::{Migrator, SeaOrmStore};
-use sea_orm::{ConnectionTrait, Database, DbBackend, Statement, Value};
+use std::{future::Future, pin::Pin};
+
+mod common;
+
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend, Statement, Value};
 use sea_orm_migration::MigratorTrait;
 
 #[tokio::test]
-async fn records_stored_before_the_search_window_are_found_after_the_upgrade() {
+async fn sqlite_records_stored_before_the_search_window_are_found_after_the_upgrade() {
     let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.join("old.db").display());
+    upgrade(&url, 3, |_| Box::pin(async {})).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
 
-    // A database as m0003 left it, with a source and three records (one removed).
-    let db = Database::connect(url.as_str()).await.unwrap();
+#[tokio::test]
+async fn postgres_records_stored_before_the_search_window_are_found_after_the_upgrade() {
+    let Some(schema) = common::PgSchema::create().await else {
+        return;
+    };
+    upgrade(&schema.url, 3, |_| Box::pin(async {})).await;
+    common::PgSchema::drop_named(&schema.name).await;
+}
+
+#[tokio::test]
+async fn postgres_index_in_the_m0004_layout_is_found_after_the_upgrade() {
+    let Some(schema) = common::PgSchema::create().await else {
+        return;
+    };
+    // Entries as m0004's code wrote them (this version's m0004 leaves the indexing to m0005):
+    // words in a TOASTed `vector`, unmarked scope and tag tokens in `meta`, doc 1001 and up.
+    upgrade(&schema.url, 4, |db| {
+        Box::pin(async move {
+            let written = db
+                .execute_unprepared(
+                    "INSERT INTO record_search (record_id, vector, meta, doc) \
+                     SELECT r.id, to_tsvector('simple', r.content), array_to_tsvector(ARRAY[\
+                       'w' || replace(o.workspace_id, '-', ''), \
+                       's' || replace(r.source_id, '-', ''), \
+                       'o' || replace(r.object_type_id, '-', ''), \
+                       't' || left(encode(sha256(convert_to('color', 'UTF8') || '\\x00'::bytea \
+                         || convert_to(r.tags::json -> 'color' -> 0 ->> 'value', 'UTF8')), 'hex'), 32)]), \
+                     1000 + row_number() OVER (ORDER BY r.modified_date) \
+                     FROM records r JOIN object_types o ON o.id = r.object_type_id \
+                     WHERE NOT r.removed",
+                )
+                .await
+                .unwrap();
+            assert_eq!(written.rows_affected(), 2, "the two live records' entries");
+        })
+    })
+    .await;
+    common::PgSchema::drop_named(&schema.name).await;
+}
+
+/// Changes made to the database once it stands at the old version, before the upgrade.
+type Aged = fn(&DatabaseConnection) -> Pin<Box<dyn Future<Output = ()> + '_>>;
+
+/// Stores a source and three records (one removed) in a database at migration `at` (directly,
+/// as that version's tables hold them), then opens it with this version and searches.
+async fn upgrade(url: &str, at: u32, aged: Aged) {
+    // A database as migration `at` left it, with a source and three records (one removed).
+    let db = Database::connect(url).await.unwrap();
+    let backend = db.get_database_backend();
     Migrator::up(&db, Some(3)).await.unwrap();
     let ws = uuid::Uuid::new_v4();
-    let source = NewSource {
-        definition_type: CUSTOM.into(),
-        config_type: CUSTOM.into(),
-        external_id: "old".into(),
-        name: "Old".into(),
-        track_status: true,
-        object_types: vec![NewObjectType {
-            name: "Docs".into(),
-            external_id: "docs".into(),
-            source_data_type: SourceDataType::Record,
-            data_type: None,
-            fields: vec![],
-            tag_configs: vec![NewTagConfig {
-                tag_type: TagType::Simple,
-                name: "color".into(),
-                external_id: "color".into(),
-                data_type: DataType::Text,
-                allow_multiple_values: true,
-            }],
-            facets: vec![],
-            templates: None,
-        }],
-    }
-    .build(ws, time::now())
-    .unwrap();
+    let source = inlet_core::testkit::test_source(ws);
     let ot = &source.object_types[0];
-    let sql = |sql: &str, values: Vec<Value>| {
-        Statement::from_sql_and_values(DbBackend::Sqlite, sql, values)
-    };
+    let sql = |sql: &str, values: Vec<Value>| Statement::from_sql_and_values(backend, sql, values);
     db.execute_raw(sql(
         "INSERT INTO sources (id, workspace_id, seq, body) VALUES ($1, $2, 1, $3)",
         vec![
@@ -63,11 +91,12 @@ async fn records_stored_before_the_search_window_are_found_after_the_upgrade() {
     .await
     .unwrap();
     db.execute_raw(sql(
-        "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, 'Docs')",
+        "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, $4)",
         vec![
             ot.id.to_string().into(),
             source.id.to_string().into(),
             ws.to_string().into(),
+            ot.name.clone().into(),
         ],
     ))
     .await
@@ -112,10 +141,15 @@ async fn records_stored_before_the_search_window_are_found_after_the_upgrade() {
         .await
         .unwrap();
     }
+    if at > 3 {
+        // m0004 indexes the live records.
+        Migrator::up(&db, Some(at - 3)).await.unwrap();
+    }
+    aged(&db).await;
     db.close().await.unwrap();
 
-    // The new version migrates (m0004 indexes the live records) and finds them.
-    let store = SeaOrmStore::connect(&url).await.unwrap();
+    // This version migrates the rest of the way and finds them.
+    let store = SeaOrmStore::connect(url).await.unwrap();
     let query = |q: &str, tags: Vec<TagFilter>| SearchQuery {
         source_id: Some(source.id),
         object_type_id: Some(ot.id),
@@ -151,6 +185,39 @@ async fn records_stored_before_the_search_window_are_found_after_the_upgrade() {
         .map(|r| r.external_id.as_str())
         .collect();
     assert_eq!(order, ["b", "a"]);
+    // Index tokens are not words: the workspace's token finds nothing.
+    let page = store
+        .search(&query(&format!("w{}", ws.simple()), vec![]))
+        .await
+        .unwrap();
+    assert!(page.records.is_empty());
+    if backend == DbBackend::Postgres {
+        // The words live in the row (m0005), not in TOAST.
+        let row = store
+            .connection()
+            .query_one_raw(Statement::from_string(
+                backend,
+                "SELECT attstorage::text AS s FROM pg_attribute \
+                 WHERE attrelid = 'record_words'::regclass AND attname = 'vector'",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.try_get::<String>("", "s").unwrap(), "m");
+        // Entries m0004's code wrote keep their write sequence (moved, not indexed again).
+        if at == 4 {
+            let rows = store
+                .connection()
+                .query_all_raw(Statement::from_string(
+                    backend,
+                    "SELECT w.doc FROM record_words w JOIN record_search s USING (record_id, doc) \
+                     ORDER BY w.doc",
+                ))
+                .await
+                .unwrap();
+            let docs: Vec<i64> = rows.iter().map(|r| r.try_get("", "doc").unwrap()).collect();
+            assert_eq!(docs, [1001, 1002]);
+        }
+    }
     drop(store);
-    let _ = std::fs::remove_dir_all(&dir);
 }

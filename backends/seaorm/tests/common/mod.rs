@@ -1,0 +1,62 @@
+//! PostgreSQL for this crate's test suites: a fresh schema per case on
+//! `INLET_TEST_POSTGRES_URL` (CI: `postgres://postgres@127.0.0.1:5432/test`). Without the
+//! variable a case is skipped, unless `INLET_REQUIRE_POSTGRES=1`, which makes the missing
+//! database a failure (CI sets it so no suite can silently not run).
+
+use sea_orm::{ConnectionTrait, Database};
+
+/// The server's URL, or `None` (after printing why) when the suite is to be skipped.
+pub fn base_url() -> Option<String> {
+    match std::env::var("INLET_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("INLET_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+                "INLET_REQUIRE_POSTGRES=1 but INLET_TEST_POSTGRES_URL is not set"
+            );
+            println!("skipped: INLET_TEST_POSTGRES_URL is not set");
+            None
+        }
+    }
+}
+
+/// A schema of its own (`inlet_t_…`), and the URL whose connections use it.
+pub struct PgSchema {
+    pub name: String,
+    pub url: String,
+}
+
+impl PgSchema {
+    /// Creates a fresh schema, or `None` when the suite is skipped.
+    pub async fn create() -> Option<PgSchema> {
+        let base = base_url()?;
+        let name = format!("inlet_t_{}", uuid::Uuid::new_v4().simple());
+        let admin = Database::connect(base.as_str())
+            .await
+            .expect("connect to INLET_TEST_POSTGRES_URL");
+        admin
+            .execute_unprepared(&format!("CREATE SCHEMA {name}"))
+            .await
+            .expect("create schema");
+        admin.close().await.ok();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}options=-c%20search_path%3D{name}");
+        Some(PgSchema { name, url })
+    }
+
+    /// Drops the schema `name` (only ever one of ours: `inlet_t_…`).
+    pub async fn drop_named(name: &str) {
+        if !name.starts_with("inlet_t_") {
+            return;
+        }
+        let Some(base) = base_url() else {
+            return;
+        };
+        if let Ok(admin) = Database::connect(base.as_str()).await {
+            let _ = admin
+                .execute_unprepared(&format!("DROP SCHEMA {name} CASCADE"))
+                .await;
+            admin.close().await.ok();
+        }
+    }
+}
