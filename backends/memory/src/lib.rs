@@ -1,13 +1,13 @@
 #![doc = include_str!("../README.md")]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use inlet_core::{
     Error, RecordStore, Result, TokenStore, WorkspaceId,
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
     record::{self, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch},
-    search::{self, Folder, SearchPage, SearchQuery},
+    search::{self, Folder, SearchPage, SearchQuery, TagRow},
     source::{ObjectType, Source},
     sync::{self, CloseOperation, OpenOperation, SyncEvent, SyncRun, SyncState},
     tag::TagValue,
@@ -38,8 +38,13 @@ impl MemoryStore {
 struct Indexed {
     /// Write sequence: the window takes the highest first.
     seq: u64,
+    /// Where the record is: its object type and externalId.
+    object_type_id: Uuid,
+    external_id: String,
     /// The record's indexed text ([`search::index_text`]).
     text: String,
+    /// Its tag rows ([`search::tag_rows`]), as the SQL stores' `record_tags` keep them.
+    rows: Vec<TagRow>,
 }
 
 #[derive(Debug, Default)]
@@ -55,6 +60,9 @@ struct State {
     tokens: Vec<ApiToken>,
     /// Each record's search entry, kept at write time.
     search_index: HashMap<Uuid, Indexed>,
+    /// Record ids by write sequence: a search reads it from the newest end and stops when its
+    /// window is full.
+    search_order: BTreeMap<u64, Uuid>,
     /// Write sequence of the last search entry (newest entries have the highest).
     search_seq: u64,
     /// Folders per (source, HIERARCHICAL tag externalId).
@@ -272,12 +280,26 @@ impl RecordStore for MemoryStore {
             removed: false,
             extraction: write.extraction,
         };
-        records.insert(write.key.external_id, record.clone());
+        records.insert(write.key.external_id.clone(), record.clone());
         let words = search::index_text(&record.content);
+        let rows = search::tag_rows(
+            st.source(scope.workspace_id, scope.source_id)?
+                .object_type(scope.object_type_id),
+            &record.tags,
+        );
         st.search_seq += 1;
         let seq = st.search_seq;
-        st.search_index
-            .insert(record.id, Indexed { seq, text: words });
+        let entry = Indexed {
+            seq,
+            object_type_id: scope.object_type_id,
+            external_id: write.key.external_id,
+            text: words,
+            rows,
+        };
+        if let Some(old) = st.search_index.insert(record.id, entry) {
+            st.search_order.remove(&old.seq);
+        }
+        st.search_order.insert(seq, record.id);
         st.count(
             scope.object_type_id,
             write.sync_number,
@@ -349,28 +371,38 @@ impl RecordStore for MemoryStore {
             .flat_map(|s| s.object_types.iter())
             .filter(|o| q.object_type_id.is_none_or(|id| id == o.id))
             .collect();
-        // The window (SearchQuery::cap): matches newest-written first.
+        let object_types: HashMap<Uuid, &ObjectType> =
+            object_types.into_iter().map(|o| (o.id, o)).collect();
+        // The window (SearchQuery::cap): matches newest-written first, read from the newest
+        // entry until the window is full.
+        let cap = usize::try_from(q.cap()).unwrap_or(usize::MAX);
         let matcher = search::Matcher::new(&q.terms);
         let mut found = Vec::new();
-        for ot in object_types {
-            let Some(records) = st.records.get(&ot.id) else {
+        for id in st.search_order.values().rev() {
+            if found.len() >= cap {
+                break;
+            }
+            let Some(entry) = st.search_index.get(id) else {
                 continue;
             };
-            for r in records.values().filter(|r| !r.removed) {
-                let Some(entry) = st.search_index.get(&r.id) else {
-                    continue;
-                };
-                if !q.terms.is_empty() && !matcher.matches_all(&entry.text) {
-                    continue;
-                }
-                let rows = search::tag_rows(Some(ot), &r.tags);
-                if search::passes_filters(q, r, &rows) {
-                    found.push((entry, ot.name.as_str(), r, rows));
-                }
+            let Some(ot) = object_types.get(&entry.object_type_id) else {
+                continue;
+            };
+            if !q.terms.is_empty() && !matcher.matches_all(&entry.text) {
+                continue;
+            }
+            let Some(r) = st
+                .records
+                .get(&ot.id)
+                .and_then(|records| records.get(&entry.external_id))
+                .filter(|r| r.id == *id && !r.removed)
+            else {
+                continue;
+            };
+            if search::passes_filters(q, r, &entry.rows) {
+                found.push((entry, ot.name.as_str(), r));
             }
         }
-        found.sort_by_key(|f| std::cmp::Reverse(f.0.seq));
-        found.truncate(usize::try_from(q.cap()).unwrap_or(usize::MAX));
         let (total, exhaustive) = search::window_total(q, found.len());
         let avg_len = found
             .iter()
@@ -380,7 +412,7 @@ impl RecordStore for MemoryStore {
         let mut hits: Vec<(f64, usize)> = found
             .iter()
             .enumerate()
-            .map(|(i, (entry, _, _, _))| {
+            .map(|(i, (entry, _, _))| {
                 // Without words, the window's own order: newest write first.
                 let score = if q.terms.is_empty() {
                     -(i as f64)
@@ -391,7 +423,7 @@ impl RecordStore for MemoryStore {
             })
             .collect();
         search::rank(&mut hits, |&i| found[i].2.id);
-        let facets = search::count_facets(&q.facet_tags, found.iter().map(|f| f.3.as_slice()));
+        let facets = search::count_facets(&q.facet_tags, found.iter().map(|f| f.0.rows.as_slice()));
         let records = hits
             .iter()
             .skip(usize::try_from(q.offset).unwrap_or(usize::MAX))
