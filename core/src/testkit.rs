@@ -1351,6 +1351,56 @@ pub async fn search_window_is_newest_first(store: &dyn RecordStore) {
     assert_eq!(in_window(&page), ["d0", "d1", "d2", "d3"]);
 }
 
+/// The newest 140 of 150 matches belong to deleted records: every query shape (words, words
+/// with a tag filter, browsing) still fills its window from the ten live ones, newest first
+/// (a store that takes index entries in batches must go on past many dead batches).
+pub async fn search_window_reaches_past_removed_records(store: &dyn RecordStore) {
+    let ws = Uuid::new_v4();
+    let (_, scope) = search_source(store, ws).await;
+    for i in 0..150 {
+        let id = format!("d{i:03}");
+        put_doc(store, scope, &id, "beta words", &[("color", text("all"))]).await;
+    }
+    for i in 10..150 {
+        store
+            .delete_record(&key(scope, &format!("d{i:03}")))
+            .await
+            .unwrap();
+    }
+    let mut words = query(ws, "beta");
+    words.window = 5;
+    words.limit = 2;
+    words.facet_tags = vec!["color".into()];
+    let mut tagged = words.clone();
+    tagged.tags = vec![TagFilter {
+        tag: "color".into(),
+        values: vec!["all".into()],
+    }];
+    let mut browse = words.clone();
+    browse.terms = vec![];
+    for q in [&words, &tagged, &browse] {
+        // cap = max(5, 0 + 2) + 1 = 6 of the 10 live matches.
+        let page = store.search(q).await.unwrap();
+        assert!(!page.exhaustive, "{q:?}");
+        assert_eq!(page.total, 6, "{q:?}");
+        assert_eq!(page.facets["color"], [("all".to_string(), 6)], "{q:?}");
+        let mut deep = q.clone();
+        deep.offset = 8;
+        // cap = 8 + 2 + 1 = 11 > 10 live: exhaustive, the oldest two on the last page.
+        let page = store.search(&deep).await.unwrap();
+        assert!(page.exhaustive, "{q:?}");
+        assert_eq!(page.total, 10, "{q:?}");
+        if q.terms.is_empty() {
+            let got: Vec<&str> = page
+                .records
+                .iter()
+                .map(|r| r.external_id.as_str())
+                .collect();
+            assert_eq!(got, ["d001", "d000"]);
+        }
+    }
+}
+
 /// Tag filters (OR within a tag, AND across tags), facets over the filtered set, and a DATE_TIME
 /// tag mapped onto the modified-date filter.
 pub async fn search_filters_and_facets(store: &dyn RecordStore) {
@@ -1610,6 +1660,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, search_ranks_and_pages, ref);
         $crate::conformance_tests!(@case $make, $cleanup, search_filters_and_facets, ref);
         $crate::conformance_tests!(@case $make, $cleanup, search_window_is_newest_first, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, search_window_reaches_past_removed_records, ref);
         $crate::conformance_tests!(@case $make, $cleanup, folders_tree_and_counts, ref);
     };
     (@case $make:expr, $cleanup:expr, $name:ident, ref) => {

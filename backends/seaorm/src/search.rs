@@ -335,18 +335,14 @@ fn meta_tsquery(q: &SearchQuery) -> String {
 /// `tags`, `body` (SQLite: to rank in Rust) or `score` (PostgreSQL: `ts_rank_cd`, 0 without
 /// words).
 ///
-/// PostgreSQL first takes up to `candidates` index entries newest first (`c`) and only then
-/// joins the records, so the join touches about a window's worth of rows whichever plan finds
-/// the entries. Its rows also carry `candidates`, the number of entries taken, and the
-/// statement always returns a row (with a NULL `id` when nothing is live), so the caller can
-/// tell a window cut short by entries of removed records from the end of the matches
-/// ([`SeaOrmStore::search_records`] retries with more).
-fn window(
-    backend: DbBackend,
-    q: &SearchQuery,
-    with_tags: bool,
-    candidates: u64,
-) -> (String, Params) {
+/// PostgreSQL takes one batch: up to `batch.candidates` index entries newest first (`c`),
+/// older than `batch.before` when set, and only then joins the records (at most
+/// `batch.live` live rows), so the join touches about a window's worth of rows whichever plan
+/// finds the entries. Its rows also carry `candidates`, the number of entries taken, and
+/// `last_doc`, the oldest of them; the statement always returns a row (with a NULL `id` when
+/// nothing is live), so the caller can tell a batch cut short by entries of removed records
+/// from the end of the matches and go on below `last_doc` ([`SeaOrmStore::search_records`]).
+fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool, batch: Batch) -> (String, Params) {
     let mut p = Params { values: Vec::new() };
     let ws = p.push(q.workspace_id.to_string());
     let mut columns =
@@ -392,7 +388,7 @@ fn window(
     let live = format!(
         "o.workspace_id = {ws} AND NOT r.removed AND r.sync_number >= o.complete_floor{filter}"
     );
-    let cap = p.push(i64::try_from(q.cap()).unwrap_or(i64::MAX));
+    let cap = p.push(i64::try_from(batch.live).unwrap_or(i64::MAX));
     let sql = if backend == DbBackend::Postgres {
         // The candidates `c`, newest entry first, in one of three shapes:
         // - no words: the narrow `record_search` alone, scanned newest first (or its GIN
@@ -407,13 +403,19 @@ fn window(
         // the words and the score reads the vector there (stored inline, m0005: one page,
         // most likely still cached from the scan). Ranking every entry a GIN lookup finds,
         // before the sort, cost more than the scan.
-        let limit = p.push(i64::try_from(candidates).unwrap_or(i64::MAX));
+        let limit = p.push(i64::try_from(batch.candidates).unwrap_or(i64::MAX));
+        // The batch's upper bound on the write sequence, on the table that drives.
+        let below = |table: &str, p: &mut Params| match batch.before {
+            Some(doc) => format!(" AND {table}.doc < {}", p.push(doc)),
+            None => String::new(),
+        };
         let candidates_sql = if q.terms.is_empty() {
             columns.push_str(", CAST(0 AS DOUBLE PRECISION) AS score");
             let meta = p.push(meta_tsquery(q));
+            let below = below("s", &mut p);
             format!(
                 "SELECT s.record_id, s.doc FROM record_search s \
-                 WHERE s.meta @@ CAST({meta} AS tsquery) ORDER BY s.doc DESC LIMIT {limit}"
+                 WHERE s.meta @@ CAST({meta} AS tsquery){below} ORDER BY s.doc DESC LIMIT {limit}"
             )
         } else {
             let words = p.push(tsquery(&q.terms));
@@ -424,17 +426,19 @@ fn window(
             ));
             if q.tags.is_empty() {
                 let scope = p.push(marked_scope_tsquery(q));
+                let below = below("w", &mut p);
                 format!(
                     "SELECT w.record_id, w.doc, w.ctid AS tid FROM record_words w \
-                     WHERE w.vector @@ (to_tsquery('simple', {words}) && CAST({scope} AS tsquery)) \
+                     WHERE w.vector @@ (to_tsquery('simple', {words}) && CAST({scope} AS tsquery)){below} \
                      ORDER BY w.doc DESC LIMIT {limit}"
                 )
             } else {
                 let meta = p.push(meta_tsquery(q));
+                let below = below("s", &mut p);
                 format!(
                     "SELECT s.record_id, s.doc, w.ctid AS tid FROM record_search s \
                      JOIN record_words w ON w.doc = s.doc \
-                     WHERE s.meta @@ CAST({meta} AS tsquery) \
+                     WHERE s.meta @@ CAST({meta} AS tsquery){below} \
                      AND w.vector @@ to_tsquery('simple', {words}) \
                      ORDER BY s.doc DESC LIMIT {limit}"
                 )
@@ -442,7 +446,8 @@ fn window(
         };
         format!(
             "WITH c AS ({candidates_sql}) \
-             SELECT k.candidates, m.* FROM (SELECT COUNT(*) AS candidates FROM c) k \
+             SELECT k.candidates, k.last_doc, m.* FROM \
+             (SELECT COUNT(*) AS candidates, MIN(c.doc) AS last_doc FROM c) k \
              LEFT JOIN (SELECT {columns}, c.doc AS doc FROM c JOIN records r ON r.id = c.record_id \
              JOIN object_types o ON o.id = r.object_type_id WHERE {live} \
              ORDER BY c.doc DESC LIMIT {cap}) m ON TRUE ORDER BY m.doc DESC"
@@ -463,6 +468,17 @@ fn window(
         )
     };
     (sql, p)
+}
+
+/// One PostgreSQL window statement's share of the window (see [`window`]).
+#[derive(Debug, Clone, Copy)]
+struct Batch {
+    /// Index entries to take, newest first.
+    candidates: u64,
+    /// Only entries written before this one (the previous batch's `last_doc`).
+    before: Option<i64>,
+    /// Live matches still missing from the window.
+    live: u64,
 }
 
 /// One match of the window.
@@ -498,31 +514,56 @@ impl SeaOrmStore {
             .await?;
         }
         let t0 = std::time::Instant::now();
-        // PostgreSQL: a quarter more candidates than the window for entries of removed
-        // records; when those still leave the window short while more candidates exist, take
-        // four times as many, until the window is full or the candidates run out.
+        // PostgreSQL takes the window in batches of index entries, newest first. The first asks
+        // for a sixteenth more entries than the window for entries of removed records; when
+        // those leave the window short, the next batch goes on below the oldest entry taken,
+        // sized by the share of live entries seen so far (so a store with many removed records
+        // costs one or two more statements, not a rescan), until the window is full or the
+        // entries run out.
         let cap = q.cap();
-        let mut candidates = cap.saturating_add(cap / 4);
-        let rows = loop {
-            let (sql, p) = window(backend, q, with_tags, candidates);
-            let mut rows = all(&txn, stmt(backend, &sql, p.values)).await?;
-            if backend != DbBackend::Postgres {
-                break rows;
-            }
-            let taken = match rows.first() {
-                Some(row) => get::<i64>(row, "candidates")?.max(0) as u64,
-                None => 0,
-            };
-            // Nothing live: the one row has a NULL id.
-            if rows.len() == 1 && get::<Option<String>>(&rows[0], "id")?.is_none() {
-                rows.clear();
-            }
-            if (rows.len() as u64) < cap && taken >= candidates && candidates < u64::MAX / 4 {
-                candidates = candidates.saturating_mul(4);
-                continue;
-            }
-            break rows;
+        let mut batch = Batch {
+            candidates: cap.saturating_add(cap / 16),
+            before: None,
+            live: cap,
         };
+        let (mut taken_all, mut rows) = (0u64, Vec::new());
+        loop {
+            let (sql, p) = window(backend, q, with_tags, batch);
+            let found = all(&txn, stmt(backend, &sql, p.values)).await?;
+            if backend != DbBackend::Postgres {
+                rows = found;
+                break;
+            }
+            let (taken, last_doc) = match found.first() {
+                Some(row) => (
+                    get::<i64>(row, "candidates")?.max(0) as u64,
+                    get::<Option<i64>>(row, "last_doc")?,
+                ),
+                None => (0, None),
+            };
+            taken_all = taken_all.saturating_add(taken);
+            for row in found {
+                // Nothing live in the batch: its one row has a NULL id.
+                if get::<Option<String>>(&row, "id")?.is_some() {
+                    rows.push(row);
+                }
+            }
+            let missing = cap.saturating_sub(rows.len() as u64);
+            if missing == 0 || taken < batch.candidates || last_doc.is_none() {
+                break;
+            }
+            // Entries per live match so far, with a quarter to spare; at least 64 entries and
+            // at most four times the last batch.
+            let live_seen = (rows.len() as u64).max(1);
+            batch = Batch {
+                candidates: (missing.saturating_mul(taken_all) / live_seen)
+                    .saturating_add(missing / 4)
+                    .min(batch.candidates.saturating_mul(4))
+                    .max(64),
+                before: last_doc,
+                live: missing,
+            };
+        }
         let t1 = t0.elapsed();
         let (total, exhaustive) = search::window_total(q, rows.len());
         let mut hits: Vec<(f64, Hit)> = Vec::with_capacity(rows.len());
