@@ -38,6 +38,21 @@ pub struct SeaOrmStore {
     sources: std::sync::Arc<
         std::sync::RwLock<std::collections::HashMap<uuid::Uuid, inlet_core::source::Source>>,
     >,
+    /// How PostgreSQL finds a query's words.
+    word_route: WordRoute,
+}
+
+/// How the PostgreSQL store finds the entries holding a query's words (SQLite has one way).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WordRoute {
+    /// By the planner's estimate of the matches, per query: the GIN lookup when they are few
+    /// enough that reading each costs less than scanning newest first for the window's worth.
+    #[default]
+    Auto,
+    /// Always the GIN lookup on `record_search.words` (tests and diagnosis).
+    Lookup,
+    /// Always the newest-first scan of `record_words` (tests and diagnosis).
+    Scan,
 }
 
 /// Sources kept in memory per process before the cache starts over.
@@ -79,7 +94,15 @@ impl SeaOrmStore {
             db,
             write_lock,
             sources: Default::default(),
+            word_route: WordRoute::Auto,
         })
+    }
+
+    /// The same store with its word route fixed (PostgreSQL; see [`WordRoute`]). Both routes
+    /// find the same records; the conformance suite runs with each.
+    pub fn with_word_route(mut self, route: WordRoute) -> Self {
+        self.word_route = route;
+        self
     }
 
     /// The underlying connection (for tests and tools).

@@ -18,6 +18,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0003Search),
             Box::new(M0004SearchWindow),
             Box::new(M0005SearchInline),
+            Box::new(M0006SearchWords),
         ]
     }
 }
@@ -281,7 +282,7 @@ impl MigrationTrait for M0004SearchWindow {
         for sql in dialect {
             db.execute_unprepared(sql).await?;
         }
-        // The backfill writes the current index layout, which on PostgreSQL is m0005's: it
+        // The backfill writes the current index layout, which on PostgreSQL is m0006's: it
         // runs there.
         if db.get_database_backend() == sea_orm::DbBackend::Postgres {
             return Ok(());
@@ -349,6 +350,68 @@ impl MigrationTrait for M0005SearchInline {
             return Ok(());
         }
         for sql in m0005_postgres() {
+            db.execute_unprepared(&sql).await?;
+        }
+        // The backfill writes the current layout, m0006's: it runs there.
+        Ok(())
+    }
+}
+
+/// PostgreSQL: word lookups read narrow rows. `record_search` gains `words`, the record's words
+/// without positions plus all its tokens (scope and tags) marked with
+/// [`crate::search::PG_TOKEN_MARK`], stored out of the row (`STORAGE EXTERNAL`) and indexed by
+/// GIN; the GIN index on `record_words` goes. A rare word's matches are then found and ordered
+/// by reading `record_search` rows (~70 bytes each) instead of `record_words` rows (3–4 KB
+/// each); a bitmap scan of an AND query never rechecks, so it never reads the out-of-row value.
+/// `record_words` keeps the positioned words in the row for newest-first scans, phrases and
+/// ranking. Then live records without an entry are indexed. SQLite: no change.
+struct M0006SearchWords;
+
+impl sea_orm_migration::MigrationName for M0006SearchWords {
+    fn name(&self) -> &str {
+        "m0006_search_words"
+    }
+}
+
+fn m0006_postgres() -> Vec<String> {
+    let mark = crate::search::PG_TOKEN_MARK;
+    vec![
+        // A new table written in write order rather than an UPDATE in place, which would leave
+        // a dead version of every entry until vacuumed, in the way of newest-first scans.
+        "CREATE TABLE record_search_words (
+            record_id TEXT PRIMARY KEY,
+            meta TSVECTOR NOT NULL,
+            words TSVECTOR NOT NULL,
+            doc BIGINT NOT NULL DEFAULT nextval('record_search_doc'))"
+            .into(),
+        "ALTER TABLE record_search_words ALTER COLUMN words SET STORAGE EXTERNAL".into(),
+        // record_words.vector already holds the marked scope tokens; the tag tokens come from
+        // `meta` (which holds every token unmarked). An entry without words (there should be
+        // none) is left out, and its record indexed again by the backfill.
+        format!(
+            "INSERT INTO record_search_words (record_id, meta, words, doc) \
+             SELECT s.record_id, s.meta, strip(w.vector || array_to_tsvector(ARRAY(\
+             SELECT '{mark}' || m.lexeme FROM unnest(s.meta) m))), s.doc \
+             FROM record_search s JOIN record_words w ON w.doc = s.doc ORDER BY s.doc"
+        ),
+        "DROP TABLE record_search".into(),
+        "ALTER TABLE record_search_words RENAME TO record_search".into(),
+        "ALTER INDEX record_search_words_pkey RENAME TO record_search_pkey".into(),
+        "CREATE INDEX record_search_meta ON record_search USING GIN (meta)".into(),
+        "CREATE UNIQUE INDEX record_search_by_doc ON record_search (doc)".into(),
+        "DROP INDEX record_words_vector".into(),
+        "CREATE INDEX record_search_words ON record_search USING GIN (words)".into(),
+    ]
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0006SearchWords {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        if db.get_database_backend() != sea_orm::DbBackend::Postgres {
+            return Ok(());
+        }
+        for sql in m0006_postgres() {
             db.execute_unprepared(&sql).await?;
         }
         crate::search::backfill(db).await?;

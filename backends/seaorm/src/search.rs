@@ -16,7 +16,7 @@ use sea_orm::{ConnectionTrait, DbBackend, DbErr, TransactionTrait, Value};
 use uuid::Uuid;
 
 use crate::{
-    SeaOrmStore, all, db_error, exec, get,
+    SeaOrmStore, WordRoute, all, db_error, exec, get,
     records::{RECORD_COLUMNS, record_from_row},
     stmt,
 };
@@ -88,31 +88,39 @@ pub(crate) async fn index_record(
     let id_text = id.to_string();
     match backend {
         DbBackend::Postgres => {
-            // The entry (scope and tag tokens, write sequence) and the words (with the marked
-            // scope tokens, so a query without tag filters needs only `record_words`), in one
+            // The entry (tokens; words without positions with every token marked, for GIN
+            // lookups; write sequence) and the positioned words with the marked scope tokens
+            // (so a newest-first scan without tag filters needs only `record_words`), in one
             // round trip.
-            let marked = scope_tokens_of(scope)
-                .iter()
-                .map(|t| format!("{PG_TOKEN_MARK}{t}"))
-                .collect::<Vec<_>>()
-                .join(" ");
+            let mark = |tokens: &mut dyn Iterator<Item = &str>| {
+                tokens
+                    .map(|t| format!("{PG_TOKEN_MARK}{t}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let marked_scope = mark(&mut scope_tokens_of(scope).iter().map(String::as_str));
+            let marked_all = mark(&mut meta.split(' '));
             exec(
                 db,
                 stmt(
                     backend,
-                    "WITH e AS (INSERT INTO record_search (record_id, meta, doc) VALUES ($1, \
-                     array_to_tsvector(string_to_array($3, ' ')), nextval('record_search_doc')) \
-                     ON CONFLICT (record_id) DO UPDATE SET meta = excluded.meta, doc = excluded.doc \
-                     RETURNING doc) \
+                    "WITH v AS (SELECT to_tsvector('simple', $2) AS words), \
+                     e AS (INSERT INTO record_search (record_id, meta, words, doc) \
+                     SELECT $1, array_to_tsvector(string_to_array($3, ' ')), \
+                     strip(v.words) || array_to_tsvector(string_to_array($5, ' ')), \
+                     nextval('record_search_doc') FROM v \
+                     ON CONFLICT (record_id) DO UPDATE SET meta = excluded.meta, \
+                     words = excluded.words, doc = excluded.doc RETURNING doc) \
                      INSERT INTO record_words (record_id, vector, doc) SELECT $1, \
-                     to_tsvector('simple', $2) || array_to_tsvector(string_to_array($4, ' ')), e.doc \
-                     FROM e ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector, \
+                     v.words || array_to_tsvector(string_to_array($4, ' ')), e.doc \
+                     FROM v, e ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector, \
                      doc = excluded.doc",
                     vec![
                         id_text.clone().into(),
                         body.into(),
                         meta.into(),
-                        marked.into(),
+                        marked_scope.into(),
+                        marked_all.into(),
                     ],
                 ),
             )
@@ -180,7 +188,7 @@ pub(crate) async fn index_record(
 
 /// Indexes every live record that has no index entry, oldest write first (so the write
 /// sequence follows the records' modification order). Run by the migrations that introduced
-/// the current index (SQLite: m0004; PostgreSQL: m0005).
+/// the current index (SQLite: m0004; PostgreSQL: m0006).
 pub(crate) async fn backfill<C: ConnectionTrait>(db: &C) -> Result<(), DbErr> {
     let backend = db.get_database_backend();
     let unindexed = match backend {
@@ -312,18 +320,29 @@ fn marked_scope_tsquery(q: &SearchQuery) -> String {
         .join(" & ")
 }
 
+/// PostgreSQL: every word of the terms, phrases as plain AND, parsed by
+/// `to_tsquery('simple', ..)`: what `record_search.words` (which has no positions) can answer.
+fn and_tsquery(terms: &[Term]) -> String {
+    terms
+        .iter()
+        .flat_map(|t| t.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" & ")
+}
+
 /// PostgreSQL: the scope and tag tokens as a literal `tsquery` (quoted, so nothing is
-/// parsed), for `record_search.meta`.
-fn meta_tsquery(q: &SearchQuery) -> String {
+/// parsed), each prefixed by `mark`: unmarked for `record_search.meta`, marked with
+/// [`PG_TOKEN_MARK`] for `record_search.words`.
+fn meta_tsquery(q: &SearchQuery, mark: &str) -> String {
     let mut parts: Vec<String> = scope_tokens(q)
         .into_iter()
-        .map(|t| format!("'{t}'"))
+        .map(|t| format!("'{mark}{t}'"))
         .collect();
     for f in &q.tags {
         let any: Vec<String> = f
             .values
             .iter()
-            .map(|v| format!("'{}'", tag_token(&f.tag, v)))
+            .map(|v| format!("'{mark}{}'", tag_token(&f.tag, v)))
             .collect();
         parts.push(format!("({})", any.join(" | ")));
     }
@@ -390,19 +409,22 @@ fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool, batch: Batch) ->
     );
     let cap = p.push(i64::try_from(batch.live).unwrap_or(i64::MAX));
     let sql = if backend == DbBackend::Postgres {
-        // The candidates `c`, newest entry first, in one of three shapes:
+        // The candidates `c`, newest entry first, in one of four shapes:
         // - no words: the narrow `record_search` alone, scanned newest first (or its GIN
         //   index on `meta` for rare tag values);
-        // - words without tag filters: `record_words` alone (its vector holds the marked scope
-        //   tokens), by a newest-first scan or one GIN lookup intersecting words and scope;
-        // - words and tag filters: `record_search` filtered by its small `meta`, joined to the
-        //   words by write sequence (a bigint key: cheaper to look up than the text record id),
-        //   so the wide vectors are read only for entries that pass the tags (or, for rare
-        //   words, the words' GIN lookup drives and `meta` filters).
-        // Only the window's rows are ranked, after the LIMITs: `c` keeps the row address of
-        // the words and the score reads the vector there (stored inline, m0005: one page,
-        // most likely still cached from the scan). Ranking every entry a GIN lookup finds,
-        // before the sort, cost more than the scan.
+        // - words, looked up (`batch.lookup`, chosen when the matches are few: see
+        //   [`SeaOrmStore::words_route`]): one GIN lookup on `record_search.words` intersecting
+        //   words, scope and tag tokens, reading only narrow rows, then sorted; a phrase is
+        //   then tested on the positioned words of those entries alone;
+        // - words without tag filters, scanned: `record_words` alone (its vector holds the
+        //   marked scope tokens), newest first;
+        // - words and tag filters, scanned: `record_search` filtered by its small `meta`,
+        //   joined to the words by write sequence (a bigint key: cheaper to look up than the
+        //   text record id), so the wide vectors are read only for entries that pass the tags.
+        // Only the window's rows are ranked, after the LIMITs: the scans keep the row address
+        // of the words (`tid`) and the score reads the vector there (stored in the row: one
+        // page, most likely still cached from the scan); a lookup reads it by write sequence.
+        // Ranking every entry a GIN lookup finds, before the sort, cost more than the scan.
         let limit = p.push(i64::try_from(batch.candidates).unwrap_or(i64::MAX));
         // The batch's upper bound on the write sequence, on the table that drives.
         let below = |table: &str, p: &mut Params| match batch.before {
@@ -411,7 +433,7 @@ fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool, batch: Batch) ->
         };
         let candidates_sql = if q.terms.is_empty() {
             columns.push_str(", CAST(0 AS DOUBLE PRECISION) AS score");
-            let meta = p.push(meta_tsquery(q));
+            let meta = p.push(meta_tsquery(q, ""));
             let below = below("s", &mut p);
             format!(
                 "SELECT s.record_id, s.doc FROM record_search s \
@@ -419,12 +441,41 @@ fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool, batch: Batch) ->
             )
         } else {
             let words = p.push(tsquery(&q.terms));
+            let words_row = if batch.lookup {
+                "v.doc = c.doc"
+            } else {
+                "v.ctid = c.tid"
+            };
             columns.push_str(&format!(
                 ", CAST(COALESCE(ts_rank_cd((SELECT v.vector FROM record_words v \
-                 WHERE v.ctid = c.tid), to_tsquery('simple', {words})), 0) AS DOUBLE PRECISION) \
+                 WHERE {words_row}), to_tsquery('simple', {words})), 0) AS DOUBLE PRECISION) \
                  AS score"
             ));
-            if q.tags.is_empty() {
+            if batch.lookup {
+                let all_words = p.push(and_tsquery(&q.terms));
+                let tokens = p.push(meta_tsquery(q, &PG_TOKEN_MARK.to_string()));
+                let below = below("s", &mut p);
+                // OFFSET 0 fences the lookup: left free, the planner could scan
+                // `record_search` newest first and read every entry's out-of-row words.
+                let found = format!(
+                    "SELECT s.record_id, s.doc FROM record_search s \
+                     WHERE s.words @@ (to_tsquery('simple', {all_words}) \
+                     && CAST({tokens} AS tsquery)){below} OFFSET 0"
+                );
+                if q.terms.iter().any(|t| t.len() > 1) {
+                    format!(
+                        "SELECT f.record_id, f.doc FROM ({found}) f \
+                         JOIN record_words w ON w.doc = f.doc \
+                         WHERE w.vector @@ to_tsquery('simple', {words}) \
+                         ORDER BY f.doc DESC LIMIT {limit}"
+                    )
+                } else {
+                    format!(
+                        "SELECT f.record_id, f.doc FROM ({found}) f \
+                         ORDER BY f.doc DESC LIMIT {limit}"
+                    )
+                }
+            } else if q.tags.is_empty() {
                 let scope = p.push(marked_scope_tsquery(q));
                 let below = below("w", &mut p);
                 format!(
@@ -433,7 +484,7 @@ fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool, batch: Batch) ->
                      ORDER BY w.doc DESC LIMIT {limit}"
                 )
             } else {
-                let meta = p.push(meta_tsquery(q));
+                let meta = p.push(meta_tsquery(q, ""));
                 let below = below("s", &mut p);
                 format!(
                     "SELECT s.record_id, s.doc, w.ctid AS tid FROM record_search s \
@@ -470,6 +521,19 @@ fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool, batch: Batch) ->
     (sql, p)
 }
 
+/// What reading one entry found by the GIN lookup costs, in entries tested by a newest-first
+/// scan (measured: see docs/performance.md).
+const LOOKUP_ENTRY_COST: f64 = 2.0;
+
+/// The planner's row estimate from the first line of a text `EXPLAIN` (`... rows=123 ...`).
+fn estimated_rows(line: &str) -> Option<f64> {
+    let rest = line.split(" rows=").nth(1)?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// One PostgreSQL window statement's share of the window (see [`window`]).
 #[derive(Debug, Clone, Copy)]
 struct Batch {
@@ -479,6 +543,9 @@ struct Batch {
     before: Option<i64>,
     /// Live matches still missing from the window.
     live: u64,
+    /// Words are found by the GIN lookup on `record_search.words` rather than by a
+    /// newest-first scan.
+    lookup: bool,
 }
 
 /// One match of the window.
@@ -513,6 +580,9 @@ impl SeaOrmStore {
             )
             .await?;
         }
+        let lookup = backend == DbBackend::Postgres
+            && !q.terms.is_empty()
+            && self.words_route(&txn, q).await?;
         let t0 = std::time::Instant::now();
         // PostgreSQL takes the window in batches of index entries, newest first. The first asks
         // for a sixteenth more entries than the window for entries of removed records; when
@@ -525,6 +595,7 @@ impl SeaOrmStore {
             candidates: cap.saturating_add(cap / 16),
             before: None,
             live: cap,
+            lookup,
         };
         let (mut taken_all, mut rows) = (0u64, Vec::new());
         loop {
@@ -562,6 +633,7 @@ impl SeaOrmStore {
                     .max(64),
                 before: last_doc,
                 live: missing,
+                lookup,
             };
         }
         let t1 = t0.elapsed();
@@ -666,6 +738,57 @@ impl SeaOrmStore {
             records,
             facets,
         })
+    }
+
+    /// PostgreSQL, a query with words: whether to find them by the GIN lookup on
+    /// `record_search.words` rather than by the newest-first scan ([`WordRoute`]). The lookup
+    /// reads every match, `m` of them by the planner's estimate (column statistics); the scan
+    /// reads about `cap × n / m` of the `n` entries before the window is full. Without an
+    /// estimate, the scan (it is never far off for broad queries, and finds the same records).
+    async fn words_route(&self, db: &impl ConnectionTrait, q: &SearchQuery) -> Result<bool> {
+        match self.word_route {
+            WordRoute::Lookup => return Ok(true),
+            WordRoute::Scan => return Ok(false),
+            WordRoute::Auto => {}
+        }
+        let backend = self.backend();
+        let plan = all(
+            db,
+            stmt(
+                backend,
+                "EXPLAIN SELECT 1 FROM record_search s \
+                 WHERE s.words @@ (to_tsquery('simple', $1) && CAST($2 AS tsquery))",
+                vec![
+                    and_tsquery(&q.terms).into(),
+                    meta_tsquery(q, &PG_TOKEN_MARK.to_string()).into(),
+                ],
+            ),
+        )
+        .await?;
+        let Some(matches) = plan
+            .first()
+            .map(|row| get::<String>(row, "QUERY PLAN"))
+            .transpose()?
+            .and_then(|line| estimated_rows(&line))
+        else {
+            return Ok(false);
+        };
+        let entries = all(
+            db,
+            stmt(
+                backend,
+                "SELECT CAST(reltuples AS DOUBLE PRECISION) AS n FROM pg_class \
+                 WHERE oid = CAST('record_search' AS regclass)",
+                vec![],
+            ),
+        )
+        .await?;
+        let n = match entries.first() {
+            Some(row) => get::<f64>(row, "n")?,
+            None => 0.0,
+        }
+        .max(matches);
+        Ok(matches * matches * LOOKUP_ENTRY_COST < q.cap() as f64 * n)
     }
 
     async fn folders_of(
@@ -889,9 +1012,22 @@ mod tests {
             "(sales) & (quarterly <-> report) & (東 <-> 京)"
         );
         assert_eq!(
-            meta_tsquery(&q),
+            meta_tsquery(&q, ""),
             format!("'w{}' & ('{red}' | '{blue}')", ws.simple())
         );
+        assert_eq!(
+            meta_tsquery(&q, "#"),
+            format!("'#w{}' & ('#{red}' | '#{blue}')", ws.simple())
+        );
+        // The lookup has no positions: phrases become plain AND (the phrase is tested after).
+        assert_eq!(and_tsquery(&terms), "sales & quarterly & report & 東 & 京");
+        assert_eq!(
+            estimated_rows(
+                "Bitmap Heap Scan on record_search s  (cost=39.88..1544.82 rows=500 width=45)"
+            ),
+            Some(500.0)
+        );
+        assert_eq!(estimated_rows("Result"), None);
         assert_eq!(marked_scope_tsquery(&q), format!("'#w{}'", ws.simple()));
         // No word of any text can be a token: tokens start with the mark, words are letters
         // and digits.

@@ -5,17 +5,22 @@
 
 use std::sync::Arc;
 
-use inlet_store_seaorm::SeaOrmStore;
+use inlet_store_seaorm::{SeaOrmStore, WordRoute};
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 
 mod common;
 
 async fn store() -> Option<Arc<SeaOrmStore>> {
+    store_by(WordRoute::Auto).await
+}
+
+async fn store_by(route: WordRoute) -> Option<Arc<SeaOrmStore>> {
     let schema = common::PgSchema::create().await?;
     let store = SeaOrmStore::connect(&schema.url)
         .await
-        .expect("open postgres store");
-    println!("postgres conformance: schema {}", schema.name);
+        .expect("open postgres store")
+        .with_word_route(route);
+    println!("postgres conformance ({route:?}): schema {}", schema.name);
     Some(Arc::new(store))
 }
 
@@ -37,3 +42,21 @@ async fn cleanup(store: Arc<SeaOrmStore>) {
 }
 
 inlet_core::conformance_tests!(optional store(), cleanup);
+
+/// The same suite with every query's words found by each route by force (the tables of a
+/// conformance case are small, so `Auto` mostly looks them up).
+mod by_lookup {
+    use super::*;
+    async fn store() -> Option<Arc<SeaOrmStore>> {
+        store_by(WordRoute::Lookup).await
+    }
+    inlet_core::conformance_tests!(optional store(), cleanup);
+}
+
+mod by_scan {
+    use super::*;
+    async fn store() -> Option<Arc<SeaOrmStore>> {
+        store_by(WordRoute::Scan).await
+    }
+    inlet_core::conformance_tests!(optional store(), cleanup);
+}

@@ -1,7 +1,8 @@
 //! Upgrading databases written by earlier versions: records stored under m0003 (before the
 //! search window, m0004) are found after the upgrade, with the new index's scope and tag
-//! filters, on SQLite and PostgreSQL; and a PostgreSQL index in m0004's layout (words in a
-//! TOASTed `vector`, tokens in `meta`) is moved into `record_words` by m0005.
+//! filters, on SQLite and PostgreSQL (by both PostgreSQL routes to the words); and a PostgreSQL
+//! index in m0004's layout (words in a TOASTed `vector`, tokens in `meta`) is moved into
+//! `record_words` by m0005 and given its lookup words by m0006.
 
 use inlet_core::{
     RecordStore,
@@ -9,7 +10,7 @@ use inlet_core::{
     search::{SearchQuery, TagFilter},
     tag::{TagValue, Tags},
 };
-use inlet_store_seaorm::{Migrator, SeaOrmStore};
+use inlet_store_seaorm::{Migrator, SeaOrmStore, WordRoute};
 use std::{future::Future, pin::Pin};
 
 mod common;
@@ -148,8 +149,65 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
     aged(&db).await;
     db.close().await.unwrap();
 
-    // This version migrates the rest of the way and finds them.
+    // This version migrates the rest of the way and finds them, by either PostgreSQL route
+    // to the words.
     let store = SeaOrmStore::connect(url).await.unwrap();
+    for route in [WordRoute::Auto, WordRoute::Lookup, WordRoute::Scan] {
+        finds_the_records(&store.clone().with_word_route(route), ws, &source, ot).await;
+    }
+    if backend == DbBackend::Postgres {
+        // The words live in the row (m0005), not in TOAST.
+        let row = store
+            .connection()
+            .query_one_raw(Statement::from_string(
+                backend,
+                "SELECT attstorage::text AS s FROM pg_attribute \
+                 WHERE attrelid = 'record_words'::regclass AND attname = 'vector'",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.try_get::<String>("", "s").unwrap(), "m");
+        // Every entry has its lookup words (m0006), stored out of the row.
+        let row = store
+            .connection()
+            .query_one_raw(Statement::from_string(
+                backend,
+                "SELECT (SELECT attstorage::text FROM pg_attribute \
+                 WHERE attrelid = 'record_search'::regclass AND attname = 'words') AS s, \
+                 (SELECT COUNT(*) FROM record_search WHERE length(words) > 0) AS n",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.try_get::<String>("", "s").unwrap(), "e");
+        assert_eq!(row.try_get::<i64>("", "n").unwrap(), 2);
+        // Entries m0004's code wrote keep their write sequence (moved, not indexed again).
+        if at == 4 {
+            let rows = store
+                .connection()
+                .query_all_raw(Statement::from_string(
+                    backend,
+                    "SELECT w.doc FROM record_words w JOIN record_search s USING (record_id, doc) \
+                     ORDER BY w.doc",
+                ))
+                .await
+                .unwrap();
+            let docs: Vec<i64> = rows.iter().map(|r| r.try_get("", "doc").unwrap()).collect();
+            assert_eq!(docs, [1001, 1002]);
+        }
+    }
+    drop(store);
+}
+
+/// The searches every upgraded database must answer: words, a tag filter, browsing order, and
+/// no match for an index token's own text.
+async fn finds_the_records(
+    store: &SeaOrmStore,
+    ws: uuid::Uuid,
+    source: &inlet_core::source::Source,
+    ot: &inlet_core::source::ObjectType,
+) {
     let query = |q: &str, tags: Vec<TagFilter>| SearchQuery {
         source_id: Some(source.id),
         object_type_id: Some(ot.id),
@@ -191,33 +249,4 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
         .await
         .unwrap();
     assert!(page.records.is_empty());
-    if backend == DbBackend::Postgres {
-        // The words live in the row (m0005), not in TOAST.
-        let row = store
-            .connection()
-            .query_one_raw(Statement::from_string(
-                backend,
-                "SELECT attstorage::text AS s FROM pg_attribute \
-                 WHERE attrelid = 'record_words'::regclass AND attname = 'vector'",
-            ))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(row.try_get::<String>("", "s").unwrap(), "m");
-        // Entries m0004's code wrote keep their write sequence (moved, not indexed again).
-        if at == 4 {
-            let rows = store
-                .connection()
-                .query_all_raw(Statement::from_string(
-                    backend,
-                    "SELECT w.doc FROM record_words w JOIN record_search s USING (record_id, doc) \
-                     ORDER BY w.doc",
-                ))
-                .await
-                .unwrap();
-            let docs: Vec<i64> = rows.iter().map(|r| r.try_get("", "doc").unwrap()).collect();
-            assert_eq!(docs, [1001, 1002]);
-        }
-    }
-    drop(store);
 }
