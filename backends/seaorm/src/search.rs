@@ -1,5 +1,6 @@
-//! Search and folders over SQL (DESIGN 6, 7): the full-text index (SQLite FTS5 `records_fts`,
-//! PostgreSQL `record_search` tsvector with GIN), the tag index `record_tags`, and folder trees.
+//! Search and folders over SQL (DESIGN 6, 7): the full-text index (SQLite FTS5 `records_fts`;
+//! PostgreSQL `record_search` with GIN-indexed token and lookup vectors beside the positioned
+//! words of `record_words`), the tag index `record_tags`, and folder trees.
 //! Both indexes are written in the transaction that writes the record; removal by a sync needs no
 //! index change because every query joins the live records.
 

@@ -41,7 +41,7 @@ async fn postgres_index_in_the_m0004_layout_is_found_after_the_upgrade() {
     let Some(schema) = common::PgSchema::create().await else {
         return;
     };
-    // Entries as m0004's code wrote them (this version's m0004 leaves the indexing to m0005):
+    // Entries as m0004's code wrote them (this version's m0004 leaves the indexing to m0006):
     // words in a TOASTed `vector`, unmarked scope and tag tokens in `meta`, doc 1001 and up.
     upgrade(&schema.url, 4, |db| {
         Box::pin(async move {
