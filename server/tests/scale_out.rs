@@ -5,25 +5,11 @@
 
 use inlet_tests::process::InletProcess;
 use reqwest::{Client, Method, multipart};
-use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 
 const INLET: &str = env!("CARGO_BIN_EXE_inlet");
 const EMAIL: &str = "scale@example.test";
 const TOKEN: &str = "scale-out-token";
-
-fn postgres_url() -> Option<String> {
-    match std::env::var("INLET_TEST_POSTGRES_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            assert!(
-                std::env::var("INLET_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-                "INLET_REQUIRE_POSTGRES=1 but INLET_TEST_POSTGRES_URL is not set"
-            );
-            None
-        }
-    }
-}
 
 fn replica(database: &str) -> InletProcess {
     InletProcess::spawn(
@@ -38,18 +24,10 @@ fn replica(database: &str) -> InletProcess {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_share_one_sync_over_postgres() {
-    let Some(base_url) = postgres_url() else {
-        println!("skipped: INLET_TEST_POSTGRES_URL is not set");
+    let Some(schema) = inlet_tests::postgres::Schema::for_test().await else {
         return;
     };
-    let schema = format!("inlet_t_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(base_url.as_str()).await.unwrap();
-    admin
-        .execute_unprepared(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    let sep = if base_url.contains('?') { '&' } else { '?' };
-    let database = format!("{base_url}{sep}options=-c%20search_path%3D{schema}");
+    let database = schema.url.clone();
 
     // Both start at once: migrations and bootstrap must tolerate each other.
     let (mut a, mut b) = (replica(&database), replica(&database));
@@ -204,8 +182,5 @@ async fn two_replicas_share_one_sync_over_postgres() {
         }
     }
     drop((a, b));
-    admin
-        .execute_unprepared(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    schema.drop().await;
 }

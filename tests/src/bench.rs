@@ -1,6 +1,6 @@
 //! Shared pieces of the benchmark binaries: a fresh database to run on and its removal.
 
-use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 
 /// Removes a benchmark's database once its pool is handed back.
 pub type Cleanup =
@@ -17,15 +17,10 @@ pub async fn database(which: &str) -> (String, String, Cleanup) {
         "postgres" => {
             let base = std::env::var("INLET_TEST_POSTGRES_URL")
                 .expect("set INLET_TEST_POSTGRES_URL for the postgres bench");
-            let schema = format!("inlet_bench_{}", uuid::Uuid::new_v4().simple());
-            let admin = Database::connect(base.as_str()).await.expect("connect");
-            admin
-                .execute_unprepared(&format!("CREATE SCHEMA {schema}"))
-                .await
-                .expect("schema");
-            let sep = if base.contains('?') { '&' } else { '?' };
-            let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
-            let version = admin
+            let schema = crate::postgres::Schema::create(&base, "inlet_bench").await;
+            let url = schema.url.clone();
+            let version = schema
+                .admin()
                 .query_one_raw(Statement::from_string(
                     sea_orm::DbBackend::Postgres,
                     "SHOW server_version",
@@ -41,9 +36,7 @@ pub async fn database(which: &str) -> (String, String, Cleanup) {
                 Box::new(move |pool: DatabaseConnection| {
                     Box::pin(async move {
                         let _ = pool.close().await;
-                        let _ = admin
-                            .execute_unprepared(&format!("DROP SCHEMA {schema} CASCADE"))
-                            .await;
+                        schema.drop().await;
                     })
                 }),
             )

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod oauth;
+pub mod postgres;
 pub mod process;
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Search and folder trees over HTTP, on the in-memory and SQLite stores.
+//! Search and folder trees over HTTP, on the in-memory, SQLite and PostgreSQL stores.
 
 use inlet_server::auth::{self, NewUserOptions};
 use inlet_tests::{SourcePaths, TestServer, expect_problem, file_form};
@@ -367,4 +367,13 @@ async fn folders_and_search_in_memory() {
 #[tokio::test]
 async fn folders_and_search_on_sqlite() {
     folders_and_search(TestServer::start_sqlite().await).await;
+}
+
+#[tokio::test]
+async fn folders_and_search_on_postgres() {
+    let Some(schema) = inlet_tests::postgres::Schema::for_test().await else {
+        return;
+    };
+    folders_and_search(TestServer::start_on(&schema.url, Default::default()).await).await;
+    schema.drop().await;
 }

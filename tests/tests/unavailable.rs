@@ -6,9 +6,8 @@
 use std::{net::SocketAddr, sync::Arc};
 
 use inlet_server::Settings;
-use inlet_tests::{TestServer, expect_problem};
+use inlet_tests::{TestServer, expect_problem, postgres};
 use reqwest::Method;
-use sea_orm::{ConnectionTrait, Database};
 use tokio::{net::TcpListener, sync::Mutex, task::JoinHandle};
 
 /// A TCP forwarder to PostgreSQL that can be cut (every connection dropped) and restored.
@@ -60,23 +59,10 @@ impl Proxy {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn database_outage_is_503_and_service_resumes() {
-    let base = match std::env::var("INLET_TEST_POSTGRES_URL") {
-        Ok(u) if !u.is_empty() => u,
-        _ => {
-            assert!(
-                std::env::var("INLET_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-                "PostgreSQL required"
-            );
-            println!("skipped: INLET_TEST_POSTGRES_URL is not set");
-            return;
-        }
+    let Some(base) = postgres::base_url() else {
+        return;
     };
-    let schema = format!("inlet_t_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(base.as_str()).await.unwrap();
-    admin
-        .execute_unprepared(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
+    let schema = postgres::Schema::create(&base, "inlet_t").await;
 
     let rest = base.split_once("://").unwrap().1;
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
@@ -89,10 +75,9 @@ async fn database_outage_is_503_and_service_resumes() {
     } else {
         format!("{userinfo}@")
     };
-    let sep = if path.contains('?') { '&' } else { '?' };
-    let url = format!(
-        "postgres://{at}{}/{path}{sep}options=-c%20search_path%3D{schema}",
-        proxy.addr
+    let url = postgres::url_in_schema(
+        &format!("postgres://{at}{}/{path}", proxy.addr),
+        &schema.name,
     );
 
     let s = TestServer::start_on(&url, Settings::default()).await;
@@ -162,8 +147,5 @@ async fn database_outage_is_503_and_service_resumes() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 201);
-    admin
-        .execute_unprepared(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    schema.drop().await;
 }
