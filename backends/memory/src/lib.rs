@@ -1,13 +1,15 @@
 #![doc = include_str!("../README.md")]
 
-use std::collections::{BTreeMap, HashMap};
+mod index;
+
+use std::collections::HashMap;
 
 use async_trait::async_trait;
 use inlet_core::{
     Error, RecordStore, Result, TokenStore, WorkspaceId,
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
     record::{self, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch},
-    search::{self, Folder, SearchPage, SearchQuery, TagRow},
+    search::{self, Folder, SearchPage, SearchQuery},
     source::{ObjectType, Source},
     sync::{self, CloseOperation, OpenOperation, SyncEvent, SyncRun, SyncState},
     tag::TagValue,
@@ -33,20 +35,6 @@ impl MemoryStore {
     }
 }
 
-/// A record's entry in the search index.
-#[derive(Debug)]
-struct Indexed {
-    /// Write sequence: the window takes the highest first.
-    seq: u64,
-    /// Where the record is: its object type and externalId.
-    object_type_id: Uuid,
-    external_id: String,
-    /// The record's indexed text ([`search::index_text`]).
-    text: String,
-    /// Its tag rows ([`search::tag_rows`]), as the SQL stores' `record_tags` keep them.
-    rows: Vec<TagRow>,
-}
-
 #[derive(Debug, Default)]
 struct State {
     /// Sources in creation order.
@@ -59,12 +47,7 @@ struct State {
     users: Vec<User>,
     tokens: Vec<ApiToken>,
     /// Each record's search entry, kept at write time.
-    search_index: HashMap<Uuid, Indexed>,
-    /// Record ids by write sequence: a search reads it from the newest end and stops when its
-    /// window is full.
-    search_order: BTreeMap<u64, Uuid>,
-    /// Write sequence of the last search entry (newest entries have the highest).
-    search_seq: u64,
+    search: index::SearchIndex,
     /// Folders per (source, HIERARCHICAL tag externalId).
     folders: HashMap<(Uuid, String), Vec<Folder>>,
     clients: Vec<OAuthClient>,
@@ -287,19 +270,13 @@ impl RecordStore for MemoryStore {
                 .object_type(scope.object_type_id),
             &record.tags,
         );
-        st.search_seq += 1;
-        let seq = st.search_seq;
-        let entry = Indexed {
-            seq,
-            object_type_id: scope.object_type_id,
-            external_id: write.key.external_id,
-            text: words,
+        st.search.put(
+            record.id,
+            scope.object_type_id,
+            write.key.external_id,
+            words,
             rows,
-        };
-        if let Some(old) = st.search_index.insert(record.id, entry) {
-            st.search_order.remove(&old.seq);
-        }
-        st.search_order.insert(seq, record.id);
+        );
         st.count(
             scope.object_type_id,
             write.sync_number,
@@ -374,17 +351,14 @@ impl RecordStore for MemoryStore {
         let object_types: HashMap<Uuid, &ObjectType> =
             object_types.into_iter().map(|o| (o.id, o)).collect();
         // The window (SearchQuery::cap): matches newest-written first, read from the newest
-        // entry until the window is full.
+        // entry (of the shortest posting list among its words and tag values) until the window is full.
         let cap = usize::try_from(q.cap()).unwrap_or(usize::MAX);
         let matcher = search::Matcher::new(&q.terms);
         let mut found = Vec::new();
-        for id in st.search_order.values().rev() {
+        for (id, entry) in st.search.newest_first(&q.terms, &q.tags) {
             if found.len() >= cap {
                 break;
             }
-            let Some(entry) = st.search_index.get(id) else {
-                continue;
-            };
             let Some(ot) = object_types.get(&entry.object_type_id) else {
                 continue;
             };

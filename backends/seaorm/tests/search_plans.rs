@@ -67,7 +67,13 @@ async fn postgres_search_never_scans_the_index_tables_sequentially() {
         ("browse + tag", SearchQuery::new(ws, ""), vec![color("c3")]),
     ];
     let mut checked = 0;
-    for route in [WordRoute::Auto, WordRoute::Lookup, WordRoute::Scan] {
+    let routes = [
+        WordRoute::Auto,
+        WordRoute::Lookup,
+        WordRoute::LookupInSpans(50),
+        WordRoute::Scan,
+    ];
+    for route in routes {
         let store = store.clone().with_word_route(route);
         for (name, query, tags) in &queries {
             let query = SearchQuery {
@@ -92,7 +98,7 @@ async fn postgres_search_never_scans_the_index_tables_sequentially() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 21);
+    assert_eq!(checked, 28);
     drop(store);
     common::PgSchema::drop_named(&schema.name).await;
 }
