@@ -51,9 +51,6 @@ pub enum WordRoute {
     Auto,
     /// Always the GIN lookup on `record_search.words` (tests and diagnosis).
     Lookup,
-    /// Always the GIN lookup, its first span of the write sequence this many writes wide
-    /// (tests: a narrow span makes every search go on below it, span after span).
-    LookupInSpans(i64),
     /// Always the newest-first scan of `record_words` (tests and diagnosis).
     Scan,
 }

@@ -455,12 +455,7 @@ fn window(backend: DbBackend, q: &SearchQuery, with_tags: bool, batch: Batch) ->
             if batch.lookup {
                 let all_words = p.push(and_tsquery(&q.terms));
                 let tokens = p.push(meta_tsquery(q, &PG_TOKEN_MARK.to_string()));
-                let mut below = below("s", &mut p);
-                // A span of the newest writes: the planner ANDs the GIN bitmap with a range of
-                // the write sequence's b-tree and reads only the matches inside it.
-                if let Some(doc) = batch.above {
-                    below.push_str(&format!(" AND s.doc > {}", p.push(doc)));
-                }
+                let below = below("s", &mut p);
                 // OFFSET 0 fences the lookup: left free, the planner could scan
                 // `record_search` newest first and read every entry's out-of-row words.
                 let found = format!(
@@ -552,30 +547,6 @@ struct Batch {
     /// Words are found by the GIN lookup on `record_search.words` rather than by a
     /// newest-first scan.
     lookup: bool,
-    /// The lookup: only entries written after this one (the batch's span; see [`Lookup`]).
-    above: Option<i64>,
-}
-
-/// A PostgreSQL search that looks its words up: the GIN lookup reads every match it is given,
-/// so it starts with the newest `span` writes (a span expected to hold the window and half as
-/// much again, from the planner's estimate of the matches) and goes on below a span that fell
-/// short, four times as wide each time. At 1M records a word in 1.4% of them (13,527 matches)
-/// read 12,166 heap pages in 51 ms; the newest 150k writes, 1,831 pages in 16 ms.
-#[derive(Debug, Clone, Copy)]
-struct Lookup {
-    /// The highest write sequence handed out so far.
-    top: i64,
-    /// Writes in the first span.
-    span: i64,
-}
-
-impl Lookup {
-    /// The lower bound of the span of `span` writes ending at `end` (inclusive), or `None`
-    /// when it reaches the first write.
-    fn floor(end: i64, span: i64) -> Option<i64> {
-        let floor = end.saturating_sub(span);
-        (floor > 0).then_some(floor)
-    }
 }
 
 /// One match of the window.
@@ -589,14 +560,13 @@ struct Hit {
 impl Batch {
     /// The first batch of a search: the window plus a sixteenth of index entries, for entries
     /// of removed records.
-    fn first(q: &SearchQuery, lookup: Option<Lookup>) -> Self {
+    fn first(q: &SearchQuery, lookup: bool) -> Self {
         let cap = q.cap();
         Batch {
             candidates: cap.saturating_add(cap / 16),
             before: None,
             live: cap,
-            lookup: lookup.is_some(),
-            above: lookup.and_then(|l| Lookup::floor(l.top, l.span)),
+            lookup,
         }
     }
 }
@@ -604,15 +574,11 @@ impl Batch {
 impl SeaOrmStore {
     /// Prepares a search's transaction and picks its route: on PostgreSQL, the planner
     /// settings every search statement runs with, and whether the words are looked up
-    /// ([`Self::words_route`]; `None` without words and on SQLite).
-    async fn plan_search(
-        &self,
-        txn: &impl ConnectionTrait,
-        q: &SearchQuery,
-    ) -> Result<Option<Lookup>> {
+    /// ([`Self::words_route`]; `false` without words and on SQLite).
+    async fn plan_search(&self, txn: &impl ConnectionTrait, q: &SearchQuery) -> Result<bool> {
         let backend = self.backend();
         if backend != DbBackend::Postgres {
-            return Ok(None);
+            return Ok(false);
         }
         // A plan for these very words: a rare word wants the GIN index, a common one the
         // newest-first scan, and a generic (cached) plan cannot tell them apart.
@@ -620,11 +586,12 @@ impl SeaOrmStore {
         // No sequential scans: every statement of a search is built around an index (the
         // write sequence's b-tree, the GIN indexes), and a sequential scan of `record_search`
         // detoasts every entry's out-of-row words, which the planner does not price: for a
-        // word + tag filter lookup at 100k records it costed the two plans within 1% of each
-        // other (6,946 against 6,916) and, picking the scan, took 300 ms instead of 13.
-        // No JIT: a sequential scan that cannot be avoided (of a tiny table) still counts
-        // `enable_seqscan`'s penalty cost, far above `jit_above_cost`, and compiling the
-        // statement then took 12–60 ms; no search statement runs long enough to gain from it.
+        // word + tag filter lookup at 100k records it priced the two plans within 1% of each
+        // other (6,946 and 6,916), and the statement that got the scan took 300 ms, not 13.
+        // No JIT: a sequential scan that cannot be avoided (of a sequence, say) still carries
+        // `enable_seqscan`'s penalty cost, far above `jit_above_cost`; a statement reading
+        // `record_search_doc` this way spent 12–60 ms compiling. No search statement runs long
+        // enough to gain from JIT, and none of today's has such a scan: this is a guard.
         exec(
             txn,
             stmt(
@@ -636,10 +603,7 @@ impl SeaOrmStore {
             ),
         )
         .await?;
-        if q.terms.is_empty() {
-            return Ok(None);
-        }
-        self.words_route(txn, q).await
+        Ok(!q.terms.is_empty() && self.words_route(txn, q).await?)
     }
 
     /// The database's plan for the first statement of `q`'s search, as the search itself
@@ -687,7 +651,6 @@ impl SeaOrmStore {
         // entries run out.
         let cap = q.cap();
         let mut batch = Batch::first(q, lookup);
-        let mut span = lookup.map_or(0, |l| l.span);
         let (mut taken_all, mut rows) = (0u64, Vec::new());
         loop {
             let (sql, p) = window(backend, q, with_tags, batch);
@@ -711,31 +674,20 @@ impl SeaOrmStore {
                 }
             }
             let missing = cap.saturating_sub(rows.len() as u64);
+            if missing == 0 || taken < batch.candidates || last_doc.is_none() {
+                break;
+            }
             // Entries per live match so far, with a quarter to spare; at least 64 entries and
             // at most four times the last batch.
             let live_seen = (rows.len() as u64).max(1);
-            let candidates = (missing.saturating_mul(taken_all) / live_seen)
-                .saturating_add(missing / 4)
-                .min(batch.candidates.saturating_mul(4))
-                .max(64);
-            let (before, above) = match (taken < batch.candidates, last_doc, batch.above) {
-                _ if missing == 0 => break,
-                // A full batch: on below its oldest entry, in the same span.
-                (false, Some(last), above) => (last, above),
-                // A span that fell short: the next one below it, four times as wide.
-                (true, _, Some(floor)) => {
-                    span = span.saturating_mul(4);
-                    (floor.saturating_add(1), Lookup::floor(floor, span))
-                }
-                // The entries ran out.
-                _ => break,
-            };
             batch = Batch {
-                candidates,
-                before: Some(before),
+                candidates: (missing.saturating_mul(taken_all) / live_seen)
+                    .saturating_add(missing / 4)
+                    .min(batch.candidates.saturating_mul(4))
+                    .max(64),
+                before: last_doc,
                 live: missing,
-                lookup: batch.lookup,
-                above,
+                lookup,
             };
         }
         let t1 = t0.elapsed();
@@ -843,18 +795,15 @@ impl SeaOrmStore {
     }
 
     /// PostgreSQL, a query with words: whether to find them by the GIN lookup on
-    /// `record_search.words` rather than by the newest-first scan ([`WordRoute`]), and the
-    /// lookup's first span. The lookup reads every match, `m` of them by the planner's estimate
-    /// (column statistics); the scan reads about `cap × n / m` of the `n` entries before the
-    /// window is full. Without an estimate, the scan (it is never far off for broad queries,
-    /// and finds the same records) or, by force, the lookup over every write.
-    async fn words_route(
-        &self,
-        db: &impl ConnectionTrait,
-        q: &SearchQuery,
-    ) -> Result<Option<Lookup>> {
-        if self.word_route == WordRoute::Scan {
-            return Ok(None);
+    /// `record_search.words` rather than by the newest-first scan ([`WordRoute`]). The lookup
+    /// reads every match, `m` of them by the planner's estimate (column statistics); the scan
+    /// reads about `cap × n / m` of the `n` entries before the window is full. Without an
+    /// estimate, the scan (it is never far off for broad queries, and finds the same records).
+    async fn words_route(&self, db: &impl ConnectionTrait, q: &SearchQuery) -> Result<bool> {
+        match self.word_route {
+            WordRoute::Lookup => return Ok(true),
+            WordRoute::Scan => return Ok(false),
+            WordRoute::Auto => {}
         }
         let backend = self.backend();
         let plan = all(
@@ -870,46 +819,30 @@ impl SeaOrmStore {
             ),
         )
         .await?;
-        let matches = plan
+        let Some(matches) = plan
             .first()
             .map(|row| get::<String>(row, "QUERY PLAN"))
             .transpose()?
-            .and_then(|line| estimated_rows(&line));
-        let sizes = all(
+            .and_then(|line| estimated_rows(&line))
+        else {
+            return Ok(false);
+        };
+        let entries = all(
             db,
             stmt(
                 backend,
-                "SELECT CAST(reltuples AS DOUBLE PRECISION) AS n, \
-                 COALESCE(pg_sequence_last_value('record_search_doc'), 0) AS top \
-                 FROM pg_class WHERE oid = CAST('record_search' AS regclass)",
+                "SELECT CAST(reltuples AS DOUBLE PRECISION) AS n FROM pg_class \
+                 WHERE oid = CAST('record_search' AS regclass)",
                 vec![],
             ),
         )
         .await?;
-        let (n, top) = match sizes.first() {
-            Some(row) => (get::<f64>(row, "n")?, get::<i64>(row, "top")?),
-            None => (0.0, 0),
-        };
-        let cap = q.cap() as f64;
-        // The newest writes expected to hold the first batch and half as much again.
-        let span = |m: f64| {
-            let want = Batch::first(q, None).candidates as f64 * 1.5;
-            (want * top as f64 / m.max(1.0)).ceil().min(i64::MAX as f64) as i64
-        };
-        Ok(match (self.word_route, matches) {
-            (WordRoute::LookupInSpans(width), _) => Some(Lookup {
-                top,
-                span: width.max(1),
-            }),
-            (WordRoute::Lookup, m) => Some(Lookup {
-                top,
-                span: m.map_or(top, span),
-            }),
-            (_, Some(m)) if m * m * LOOKUP_ENTRY_COST < cap * n.max(m) => {
-                Some(Lookup { top, span: span(m) })
-            }
-            _ => None,
-        })
+        let n = match entries.first() {
+            Some(row) => get::<f64>(row, "n")?,
+            None => 0.0,
+        }
+        .max(matches);
+        Ok(matches * matches * LOOKUP_ENTRY_COST < q.cap() as f64 * n)
     }
 
     async fn folders_of(

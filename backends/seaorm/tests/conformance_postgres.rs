@@ -60,13 +60,3 @@ mod by_scan {
     }
     inlet_core::conformance_tests!(optional store(), cleanup);
 }
-
-/// The lookup with a first span of 8 writes: every search that needs older matches goes on
-/// below its span, span after span (8, 32, 128, ...), and must find what the others find.
-mod by_lookup_in_spans {
-    use super::*;
-    async fn store() -> Option<Arc<SeaOrmStore>> {
-        store_by(WordRoute::LookupInSpans(8)).await
-    }
-    inlet_core::conformance_tests!(optional store(), cleanup);
-}
