@@ -440,32 +440,51 @@ pub async fn bootstrap(
     let Some(email) = env.email else {
         return Ok(None);
     };
-    match tokens.user_by_email(&email).await? {
+    // Replicas started together race through here: whatever another one made first (the
+    // user, or the token) is taken as made.
+    let user = match tokens.user_by_email(&email).await? {
+        Some(user) => user,
         None => {
-            create_user(
+            let made = create_user(
                 tokens,
                 NewUserOptions {
-                    email,
+                    email: email.clone(),
                     admin: true,
                     workspace: DEFAULT_WORKSPACE.into(),
                     password: env.password,
-                    api_token: env.api_token,
+                    api_token: env.api_token.clone(),
                 },
             )
-            .await?;
+            .await;
+            match made {
+                Ok(_) => return Ok(None),
+                Err(Error::Conflict(_)) => tokens
+                    .user_by_email(&email)
+                    .await?
+                    .ok_or_else(|| Error::conflict(format!("'{email}' could not be created")))?,
+                Err(e) => return Err(e),
+            }
         }
-        Some(user) => {
-            if let Some(token) = env.api_token {
-                let owner = tokens.user_by_token_hash(&hash_secret(&token)).await?;
-                match owner {
-                    Some(o) if o.id == user.id => {}
-                    Some(_) => {
-                        return Err(Error::conflict(
-                            "INLET_ADMIN_API_TOKEN belongs to another user",
-                        ));
+    };
+    if let Some(token) = env.api_token {
+        let hash = hash_secret(&token);
+        let owned_by_user = |owner: Option<User>| match owner {
+            Some(o) if o.id == user.id => Ok(true),
+            Some(_) => Err(Error::conflict(
+                "INLET_ADMIN_API_TOKEN belongs to another user",
+            )),
+            None => Ok(false),
+        };
+        if !owned_by_user(tokens.user_by_token_hash(&hash).await?)? {
+            match add_token(tokens, &user, &token).await {
+                Ok(()) => {}
+                // Added meanwhile: by another replica for this user, or refused below.
+                Err(Error::Conflict(_)) => {
+                    if !owned_by_user(tokens.user_by_token_hash(&hash).await?)? {
+                        return Err(Error::conflict("INLET_ADMIN_API_TOKEN could not be added"));
                     }
-                    None => add_token(tokens, &user, &token).await?,
                 }
+                Err(e) => return Err(e),
             }
         }
     }

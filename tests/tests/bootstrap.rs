@@ -93,3 +93,45 @@ async fn restart_with_admin_env_keeps_the_admin_and_validates_the_token() {
         .is_err()
     );
 }
+
+/// Replicas started together over one database all bootstrap at once: whichever makes the
+/// administrator, the others must take it as made (and the given token as added) rather than
+/// fail on the unique keys. Eight replicas, several rounds, on PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_bootstrapping_at_once_all_start() {
+    for round in 0..5 {
+        let Some(schema) = inlet_tests::postgres::Schema::for_test().await else {
+            return;
+        };
+        let mut replicas = Vec::new();
+        for _ in 0..8 {
+            replicas.push(open_stores(&schema.url).await.unwrap());
+        }
+        let started = futures_util::future::join_all(replicas.iter().map(|stores| {
+            let tokens = stores.tokens.clone();
+            tokio::spawn(async move {
+                auth::bootstrap(&tokens, env(Some("ops@example.test"), Some("shared-token"))).await
+            })
+        }))
+        .await;
+        let mut made = 0;
+        for s in started {
+            match s.unwrap() {
+                Ok(Some(_)) => made += 1,
+                Ok(None) => {}
+                Err(e) => panic!("round {round}: a replica failed to start: {e}"),
+            }
+        }
+        assert!(made <= 1, "round {round}: {made} replicas made the admin");
+        let tokens = &replicas[0].tokens;
+        assert_eq!(tokens.count_users().await.unwrap(), 1);
+        let owner = tokens
+            .user_by_token_hash(&auth::hash_secret("shared-token"))
+            .await
+            .unwrap()
+            .expect("the given token works");
+        assert_eq!(owner.email, "ops@example.test");
+        drop(replicas);
+        schema.drop().await;
+    }
+}

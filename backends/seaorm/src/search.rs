@@ -589,9 +589,10 @@ impl SeaOrmStore {
         // word + tag filter lookup at 100k records it priced the two plans within 1% of each
         // other (6,946 and 6,916), and the statement that got the scan took 300 ms, not 13.
         // No JIT: a sequential scan that cannot be avoided (of a sequence, say) still carries
-        // `enable_seqscan`'s penalty cost, far above `jit_above_cost`; a statement reading
-        // `record_search_doc` this way spent 12–60 ms compiling. No search statement runs long
-        // enough to gain from JIT, and none of today's has such a scan: this is a guard.
+        // `enable_seqscan`'s penalty cost, far above `jit_above_cost`, and a statement with one
+        // spent 12–60 ms compiling (measured with a draft that read `record_search_doc`). No
+        // search statement runs long enough to gain from JIT; none of today's has such a
+        // scan, so this is a guard.
         exec(
             txn,
             stmt(
