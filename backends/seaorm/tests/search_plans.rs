@@ -4,7 +4,9 @@
 //! every entry's out-of-row words, which the planner does not price: at 100k records it chose
 //! one for a word + tag filter lookup (300 ms instead of 13). On a small, analyzed table, as
 //! here, the planner prefers sequential scans for every route, so this fails unless the store
-//! rules them out.
+//! rules them out. A forced lookup must also be a GIN bitmap lookup that never walks the write
+//! sequence (which would test the same out-of-row words entry by entry). SQLite: the full-text
+//! match drives the join.
 
 use inlet_core::{
     RecordStore,
