@@ -414,79 +414,78 @@ pub async fn bootstrap(
     tokens: &Arc<dyn TokenStore>,
     env: AdminEnv,
 ) -> Result<Option<NewCredentials>, Error> {
+    // Replicas started together race through here: whatever another one made first (the
+    // administrator, or the token) is taken as made.
     let tokens = tokens.as_ref();
     if tokens.count_users().await? == 0 {
-        let made = create_user(
-            tokens,
-            NewUserOptions {
-                email: env
-                    .email
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_ADMIN_EMAIL.into()),
-                admin: true,
-                workspace: DEFAULT_WORKSPACE.into(),
-                password: env.password.clone(),
-                api_token: env.api_token.clone(),
-            },
-        )
-        .await;
-        match made {
-            Ok(creds) => return Ok(Some(creds)),
-            // Another replica bootstrapped at the same moment: continue as on a restart.
-            Err(Error::Conflict(_)) => {}
-            Err(e) => return Err(e),
+        let email = env.email.as_deref().unwrap_or(DEFAULT_ADMIN_EMAIL);
+        if let Some(creds) = make_admin(tokens, email, &env).await? {
+            return Ok(Some(creds));
         }
     }
-    let Some(email) = env.email else {
+    let Some(email) = env.email.as_deref() else {
         return Ok(None);
     };
-    // Replicas started together race through here: whatever another one made first (the
-    // user, or the token) is taken as made.
-    let user = match tokens.user_by_email(&email).await? {
+    let user = match tokens.user_by_email(email).await? {
         Some(user) => user,
         None => {
-            let made = create_user(
-                tokens,
-                NewUserOptions {
-                    email: email.clone(),
-                    admin: true,
-                    workspace: DEFAULT_WORKSPACE.into(),
-                    password: env.password,
-                    api_token: env.api_token.clone(),
-                },
-            )
-            .await;
-            match made {
-                Ok(_) => return Ok(None),
-                Err(Error::Conflict(_)) => tokens
-                    .user_by_email(&email)
-                    .await?
-                    .ok_or_else(|| Error::conflict(format!("'{email}' could not be created")))?,
-                Err(e) => return Err(e),
+            if make_admin(tokens, email, &env).await?.is_some() {
+                return Ok(None);
             }
+            tokens
+                .user_by_email(email)
+                .await?
+                .ok_or_else(|| Error::conflict(format!("'{email}' could not be created")))?
         }
     };
-    if let Some(token) = env.api_token {
-        let hash = hash_secret(&token);
-        let owned_by_user = |owner: Option<User>| match owner {
-            Some(o) if o.id == user.id => Ok(true),
-            Some(_) => Err(Error::conflict(
-                "INLET_ADMIN_API_TOKEN belongs to another user",
-            )),
-            None => Ok(false),
-        };
-        if !owned_by_user(tokens.user_by_token_hash(&hash).await?)? {
-            match add_token(tokens, &user, &token).await {
-                Ok(()) => {}
-                // Added meanwhile: by another replica for this user, or refused below.
-                Err(Error::Conflict(_)) => {
-                    if !owned_by_user(tokens.user_by_token_hash(&hash).await?)? {
-                        return Err(Error::conflict("INLET_ADMIN_API_TOKEN could not be added"));
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
+    if let Some(token) = &env.api_token {
+        ensure_token(tokens, &user, token).await?;
     }
     Ok(None)
+}
+
+/// Makes the administrator `email` in workspace `default` with the password and token of
+/// `env`; `None` when a unique key says another process made it (or its token) first.
+async fn make_admin(
+    tokens: &dyn TokenStore,
+    email: &str,
+    env: &AdminEnv,
+) -> Result<Option<NewCredentials>, Error> {
+    let made = create_user(
+        tokens,
+        NewUserOptions {
+            email: email.into(),
+            admin: true,
+            workspace: DEFAULT_WORKSPACE.into(),
+            password: env.password.clone(),
+            api_token: env.api_token.clone(),
+        },
+    )
+    .await;
+    match made {
+        Ok(creds) => Ok(Some(creds)),
+        Err(Error::Conflict(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Makes `token` a valid API token of `user`: nothing to do when it already is, added when
+/// nobody holds it (a Conflict then means another process added it a moment earlier, which is
+/// checked), refused when it belongs to someone else.
+async fn ensure_token(tokens: &dyn TokenStore, user: &User, token: &str) -> Result<(), Error> {
+    let hash = hash_secret(token);
+    let owned = |owner: Option<User>| match owner {
+        Some(o) if o.id == user.id => Ok(true),
+        Some(_) => Err(Error::conflict(
+            "INLET_ADMIN_API_TOKEN belongs to another user",
+        )),
+        None => Ok(false),
+    };
+    if owned(tokens.user_by_token_hash(&hash).await?)? {
+        return Ok(());
+    }
+    match add_token(tokens, user, token).await {
+        Err(Error::Conflict(_)) if owned(tokens.user_by_token_hash(&hash).await?)? => Ok(()),
+        other => other,
+    }
 }

@@ -27,13 +27,13 @@ pub(crate) struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct SearchIndex {
     entries: HashMap<Uuid, Entry>,
-    /// Record ids by write sequence.
+    /// Record ids by write sequence (the newest entry has the highest; entries are replaced,
+    /// never removed, so the highest sequence handed out is always here).
     order: BTreeMap<u64, Uuid>,
-    /// Write sequence of the last entry (newest entries have the highest).
-    last_seq: u64,
-    /// Per word and tag value ([`keys`]), the write sequences of the entries holding it, ascending (a new entry always
-    /// has the highest sequence, so writing appends). A rewritten record's old sequence stays
-    /// until the lists are rebuilt; readers skip sequences `order` no longer has.
+    /// Per word and tag value ([`keys`]), the write sequences of the entries holding it,
+    /// ascending (a new entry always has the highest sequence, so writing appends). A rewritten
+    /// record's old sequence stays until the lists are rebuilt; readers skip sequences `order`
+    /// no longer has.
     postings: HashMap<String, Vec<u64>>,
     /// Sequences in `postings`, and how many of them are stale.
     posted: usize,
@@ -50,8 +50,7 @@ impl SearchIndex {
         text: String,
         rows: Vec<TagRow>,
     ) {
-        self.last_seq += 1;
-        let seq = self.last_seq;
+        let seq = self.order.last_key_value().map_or(1, |(last, _)| last + 1);
         let entry = Entry {
             seq,
             object_type_id,

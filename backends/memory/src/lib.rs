@@ -351,7 +351,8 @@ impl RecordStore for MemoryStore {
         let object_types: HashMap<Uuid, &ObjectType> =
             object_types.into_iter().map(|o| (o.id, o)).collect();
         // The window (SearchQuery::cap): matches newest-written first, read from the newest
-        // entry (of the shortest posting list among its words and tag values) until the window is full.
+        // entry (of the shortest posting list among the query's words and tag values) until
+        // the window is full.
         let cap = usize::try_from(q.cap()).unwrap_or(usize::MAX);
         let matcher = search::Matcher::new(&q.terms);
         let mut found = Vec::new();
