@@ -198,6 +198,29 @@ pub fn parse_if_match(header: &str) -> String {
         .to_string()
 }
 
+/// An edit of a stored source, run by the store inside its lock or transaction.
+pub type SourceEdit = Box<dyn FnOnce(&mut Source) -> Result<()> + Send>;
+
+/// The conflict of creating a second source with an externalId the workspace already uses.
+pub fn duplicate_source(external_id: &str, existing: Uuid) -> Error {
+    Error::conflict(format!(
+        "a source with externalId '{external_id}' already exists: {existing} (change it with \
+         PATCH /api/v1/sources/{existing}, or delete it)"
+    ))
+}
+
+/// Refuses to delete a source while a sync of one of its object types is open.
+pub fn source_deletable(source: &Source, open_syncs: &[(Uuid, i64)]) -> Result<()> {
+    match open_syncs.first() {
+        None => Ok(()),
+        Some((ot, n)) => Err(Error::conflict(format!(
+            "sync {n} of object type {ot} is open; close it (FAIL removes nothing) before \
+             deleting source {}",
+            source.id
+        ))),
+    }
+}
+
 /// Storage of sources, sync runs and records. Every method is atomic; implementations run the
 /// decisions of [`crate::sync`] and this module inside their own transaction or lock.
 #[async_trait]
@@ -207,8 +230,21 @@ pub trait RecordStore: Send + Sync + 'static {
     async fn ping(&self) -> Result<()> {
         Ok(())
     }
-    /// Stores a new source (ids already assigned by [`crate::source::NewSource::build`]).
+    /// Stores a new source (ids already assigned by [`crate::source::NewSource::build`]). A
+    /// source of the same workspace with the same externalId is [`Error::Conflict`], its detail
+    /// from [`duplicate_source`].
     async fn create_source(&self, source: &Source) -> Result<()>;
+    /// Applies `edit` to the stored source atomically (no concurrent edit is lost) and stores
+    /// the result; object types it adds can be written at once. Returns the source as stored.
+    async fn update_source(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        edit: SourceEdit,
+    ) -> Result<Source>;
+    /// Deletes a source with its object types, records, sync runs and folders.
+    /// [`Error::Conflict`] while a sync of one of its object types is open.
+    async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()>;
     /// The workspace's sources, oldest first.
     async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>>;
     /// One source; another workspace's source is [`Error::NotFound`].

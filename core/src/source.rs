@@ -296,11 +296,13 @@ pub struct NewSource {
     pub object_types: Vec<NewObjectType>,
 }
 
+/// An identifier or name of the configuration: not empty, one line of at most
+/// [`crate::input::MAX_ID_BYTES`].
 fn require_nonempty(value: &str, what: &str) -> Result<()> {
     if value.trim().is_empty() {
         return Err(Error::invalid(format!("{what} must not be empty")));
     }
-    Ok(())
+    crate::input::check_line(what, value, crate::input::MAX_ID_BYTES)
 }
 
 fn check_unique<'a>(values: impl IntoIterator<Item = &'a str>, what: &str) -> Result<()> {
@@ -347,6 +349,138 @@ impl NewSource {
             object_types,
             created_date: now,
         })
+    }
+}
+
+impl NewTagConfig {
+    /// Validates the tag config and gives it an id.
+    pub fn build(self) -> Result<TagConfig> {
+        require_nonempty(&self.external_id, "tag config externalId")?;
+        crate::input::check_line("tag config name", &self.name, crate::input::MAX_ID_BYTES)?;
+        if self.external_id.contains(':') {
+            return Err(Error::invalid(format!(
+                "tag config externalId '{}' must not contain ':' (the tag header splits there)",
+                self.external_id
+            )));
+        }
+        Ok(TagConfig {
+            id: Uuid::new_v4(),
+            tag_type: self.tag_type,
+            name: self.name,
+            external_id: self.external_id,
+            data_type: self.data_type,
+            allow_multiple_values: self.allow_multiple_values,
+        })
+    }
+}
+
+impl NewFacet {
+    /// Validates the facet against its object type's tag configs and gives it an id.
+    pub fn build(self, tag_configs: &[TagConfig]) -> Result<Facet> {
+        crate::input::check_line("facet name", &self.name, crate::input::MAX_ID_BYTES)?;
+        let tag = tag_configs
+            .iter()
+            .find(|t| t.external_id == self.tag_external_id)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "facet '{}' names tag '{}', which is not in the object type's tagConfigs",
+                    self.name, self.tag_external_id
+                ))
+            })?;
+        if self.target_type.is_some() && tag.data_type != DataType::DateTime {
+            return Err(Error::invalid(format!(
+                "facet '{}': targetType is only allowed on a DATE_TIME tag",
+                self.name
+            )));
+        }
+        Ok(Facet {
+            id: Uuid::new_v4(),
+            facet_type: self.facet_type,
+            name: self.name,
+            tag_external_id: self.tag_external_id,
+            target_type: self.target_type,
+            allow_multiple_values: self.allow_multiple_values,
+        })
+    }
+}
+
+/// A change to a source's own settings (`PATCH /sources/{sourceId}`); absent fields keep
+/// their value.
+#[derive(Debug, Clone, Default)]
+pub struct SourcePatch {
+    /// New display name.
+    pub name: Option<String>,
+    /// New trackStatus.
+    pub track_status: Option<bool>,
+}
+
+impl Source {
+    /// Applies a patch of the source's own settings.
+    pub fn patch(&mut self, patch: SourcePatch) -> Result<()> {
+        if let Some(name) = patch.name {
+            require_nonempty(&name, "name")?;
+            self.name = name;
+        }
+        if let Some(track) = patch.track_status {
+            self.track_status = track;
+        }
+        Ok(())
+    }
+
+    /// Adds an object type (validated as at creation); returns its id.
+    pub fn add_object_type(&mut self, new: NewObjectType) -> Result<Uuid> {
+        if self
+            .object_types
+            .iter()
+            .any(|o| o.external_id == new.external_id)
+        {
+            return Err(Error::conflict(format!(
+                "the source already has an object type with externalId '{}'",
+                new.external_id
+            )));
+        }
+        let ot = new.build()?;
+        let id = ot.id;
+        self.object_types.push(ot);
+        Ok(id)
+    }
+
+    fn object_type_mut(&mut self, id: Uuid) -> Result<&mut ObjectType> {
+        let source = self.id;
+        self.object_types
+            .iter_mut()
+            .find(|o| o.id == id)
+            .ok_or_else(|| {
+                Error::not_found(format!("object type {id} not found in source {source}"))
+            })
+    }
+
+    /// Adds a tag config to an object type; returns its id.
+    pub fn add_tag_config(&mut self, object_type_id: Uuid, new: NewTagConfig) -> Result<Uuid> {
+        let ot = self.object_type_mut(object_type_id)?;
+        if ot
+            .tag_configs
+            .iter()
+            .any(|t| t.external_id == new.external_id)
+        {
+            return Err(Error::conflict(format!(
+                "object type '{}' already has a tag config with externalId '{}'",
+                ot.external_id, new.external_id
+            )));
+        }
+        let tag = new.build()?;
+        let id = tag.id;
+        ot.tag_configs.push(tag);
+        Ok(id)
+    }
+
+    /// Adds a facet over one of an object type's tag configs; returns its id.
+    pub fn add_facet(&mut self, object_type_id: Uuid, new: NewFacet) -> Result<Uuid> {
+        let ot = self.object_type_mut(object_type_id)?;
+        let facet = new.build(&ot.tag_configs)?;
+        let id = facet.id;
+        ot.facets.push(facet);
+        Ok(id)
     }
 }
 
@@ -418,52 +552,12 @@ impl NewObjectType {
         let tag_configs: Vec<TagConfig> = self
             .tag_configs
             .into_iter()
-            .map(|t| {
-                require_nonempty(&t.external_id, "tag config externalId")?;
-                if t.external_id.contains(':') {
-                    return Err(Error::invalid(format!(
-                        "tag config externalId '{}' must not contain ':' (the tag header splits there)",
-                        t.external_id
-                    )));
-                }
-                Ok(TagConfig {
-                    id: Uuid::new_v4(),
-                    tag_type: t.tag_type,
-                    name: t.name,
-                    external_id: t.external_id,
-                    data_type: t.data_type,
-                    allow_multiple_values: t.allow_multiple_values,
-                })
-            })
+            .map(NewTagConfig::build)
             .collect::<Result<_>>()?;
         let facets = self
             .facets
             .into_iter()
-            .map(|f| {
-                let tag = tag_configs
-                    .iter()
-                    .find(|t| t.external_id == f.tag_external_id)
-                    .ok_or_else(|| {
-                        Error::invalid(format!(
-                            "facet '{}' names tag '{}', which is not in the object type's tagConfigs",
-                            f.name, f.tag_external_id
-                        ))
-                    })?;
-                if f.target_type.is_some() && tag.data_type != DataType::DateTime {
-                    return Err(Error::invalid(format!(
-                        "facet '{}': targetType is only allowed on a DATE_TIME tag",
-                        f.name
-                    )));
-                }
-                Ok(Facet {
-                    id: Uuid::new_v4(),
-                    facet_type: f.facet_type,
-                    name: f.name,
-                    tag_external_id: f.tag_external_id,
-                    target_type: f.target_type,
-                    allow_multiple_values: f.allow_multiple_values,
-                })
-            })
+            .map(|f| f.build(&tag_configs))
             .collect::<Result<_>>()?;
         Ok(ObjectType {
             id: Uuid::new_v4(),

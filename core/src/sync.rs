@@ -166,6 +166,16 @@ pub fn check_sync_number(open_sync: Option<i64>, given: i64) -> Result<()> {
     }
 }
 
+/// The sync a write acts on: a given syncNumber must be the open sync; without one, a write
+/// joins the open sync if there is one (DESIGN 5: "the current sync"), so a COMPLETE close never
+/// removes a record its caller just wrote or touched. `None` when no sync is open and none given.
+pub fn resolve(given: Option<i64>, open_sync: Option<i64>) -> Result<Option<i64>> {
+    match given {
+        Some(n) => check_sync_number(open_sync, n).map(|()| Some(n)),
+        None => Ok(open_sync),
+    }
+}
+
 /// The object type's current sync number: the open sync, else the latest one, else 0.
 pub fn current_number(latest: Option<&SyncRun>) -> i64 {
     latest.map_or(0, |r| r.sync_number)
@@ -253,6 +263,15 @@ mod tests {
             check_sync_number(None, 1),
             Err(Error::Conflict(_))
         ));
+    }
+
+    #[test]
+    fn writes_without_a_number_join_the_open_sync() {
+        assert_eq!(resolve(None, Some(3)).unwrap(), Some(3));
+        assert_eq!(resolve(None, None).unwrap(), None);
+        assert_eq!(resolve(Some(3), Some(3)).unwrap(), Some(3));
+        assert!(resolve(Some(2), Some(3)).is_err());
+        assert!(resolve(Some(2), None).is_err());
     }
 
     #[test]

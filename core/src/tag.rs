@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use percent_encoding::percent_decode;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -103,15 +102,11 @@ pub fn parse_header(raw: &[u8]) -> Result<(String, String)> {
             "{TAG_HEADER} '{text}' must have the form <tagExternalId>:<value>"
         ))
     })?;
+    let field = format!("{TAG_HEADER} '{text}'");
     let decode = |s: &str| {
-        percent_decode(s.trim().as_bytes())
-            .decode_utf8()
-            .map(|c| c.into_owned())
-            .map_err(|_| {
-                Error::invalid(format!(
-                    "{TAG_HEADER} '{text}' is not valid percent-encoded UTF-8"
-                ))
-            })
+        let decoded = crate::input::percent_decode(&field, s.trim())?;
+        crate::input::check_line(&field, &decoded, crate::input::MAX_ID_BYTES)?;
+        Ok::<_, Error>(decoded)
     };
     let (tag, value) = (decode(tag)?, decode(value)?);
     if tag.is_empty() {

@@ -15,7 +15,7 @@ use crate::{
     search::{self, Folder, SearchQuery, TagFilter},
     source::{
         CUSTOM, DataType, FacetTargetType, FacetType, NewFacet, NewObjectType, NewSource,
-        NewTagConfig, Source, SourceDataType, TagType,
+        NewTagConfig, Source, SourceDataType, SourcePatch, TagType,
     },
     sync::{CloseOperation, OpenOperation, SyncEvent, SyncState},
     tag::{TagValue, Tags},
@@ -155,6 +155,212 @@ pub async fn sources_roundtrip_within_their_workspace(store: &dyn RecordStore) {
     );
 }
 
+/// A source's externalId is unique in its workspace; a source can be patched and extended
+/// (object types, tag configs, facets) with every change stored and a refused change storing
+/// nothing; it cannot be deleted while a sync is open, and deleting it removes its records,
+/// syncs, folders and search entries and frees its externalId.
+pub async fn sources_are_corrected_and_deleted(store: &dyn RecordStore) {
+    let ws = Uuid::new_v4();
+    let (source, scope) = search_source(store, ws).await;
+    match store.create_source(&search_source_in(ws)).await {
+        Err(Error::Conflict(m)) => assert!(m.contains(&source.id.to_string()), "{m}"),
+        other => panic!("a duplicate externalId must conflict, got {other:?}"),
+    }
+    search_source(store, Uuid::new_v4()).await;
+
+    let patched = store
+        .update_source(
+            ws,
+            source.id,
+            Box::new(|s| {
+                s.patch(SourcePatch {
+                    name: Some("Renamed".into()),
+                    track_status: Some(false),
+                })
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (patched.name.as_str(), patched.track_status),
+        ("Renamed", false)
+    );
+    assert_eq!(store.get_source(ws, source.id).await.unwrap(), patched);
+    assert_err(
+        store
+            .update_source(
+                ws,
+                source.id,
+                Box::new(|s| {
+                    s.patch(SourcePatch {
+                        name: Some(" ".into()),
+                        track_status: Some(true),
+                    })
+                }),
+            )
+            .await,
+        |e| matches!(e, Error::Invalid(_)),
+        "Invalid (blank name)",
+    );
+    assert_eq!(store.get_source(ws, source.id).await.unwrap(), patched);
+    assert_err(
+        store
+            .update_source(Uuid::new_v4(), source.id, Box::new(|_| Ok(())))
+            .await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound (another workspace)",
+    );
+
+    let notes = NewObjectType {
+        name: "Notes".into(),
+        external_id: "notes".into(),
+        source_data_type: SourceDataType::Record,
+        data_type: None,
+        fields: vec![],
+        tag_configs: vec![],
+        facets: vec![],
+        templates: None,
+    };
+    let again = notes.clone();
+    let edited = store
+        .update_source(
+            ws,
+            source.id,
+            Box::new(move |s| s.add_object_type(notes).map(drop)),
+        )
+        .await
+        .unwrap();
+    assert_err(
+        store
+            .update_source(
+                ws,
+                source.id,
+                Box::new(move |s| s.add_object_type(again).map(drop)),
+            )
+            .await,
+        |e| matches!(e, Error::Conflict(_)),
+        "Conflict (object type externalId taken)",
+    );
+    let notes = edited
+        .object_types
+        .iter()
+        .find(|o| o.external_id == "notes")
+        .expect("the added object type is stored");
+    let notes = Scope {
+        object_type_id: notes.id,
+        ..scope
+    };
+    let size = NewTagConfig {
+        tag_type: TagType::Simple,
+        name: "Size".into(),
+        external_id: "size".into(),
+        data_type: DataType::Long,
+        allow_multiple_values: false,
+    };
+    let facet = |tag: &str| NewFacet {
+        facet_type: FacetType::Tag,
+        name: tag.into(),
+        tag_external_id: tag.into(),
+        target_type: None,
+        allow_multiple_values: false,
+    };
+    let (size_facet, missing_facet) = (facet("size"), facet("missing"));
+    let edited = store
+        .update_source(
+            ws,
+            source.id,
+            Box::new(move |s| {
+                s.add_tag_config(notes.object_type_id, size)?;
+                s.add_facet(notes.object_type_id, size_facet).map(drop)
+            }),
+        )
+        .await
+        .unwrap();
+    assert_err(
+        store
+            .update_source(
+                ws,
+                source.id,
+                Box::new(move |s| s.add_facet(notes.object_type_id, missing_facet).map(drop)),
+            )
+            .await,
+        |e| matches!(e, Error::Invalid(_)),
+        "Invalid (facet over a missing tag)",
+    );
+    let stored = store.get_source(ws, source.id).await.unwrap();
+    assert_eq!(stored, edited);
+    let ot = stored.object_type(notes.object_type_id).unwrap();
+    assert_eq!(ot.tag_configs[0].external_id, "size");
+    assert_eq!(ot.facets[0].tag_external_id, "size");
+
+    put_doc(store, scope, "a", "quarterly sales report", &[]).await;
+    put_doc(store, notes, "n", "quarterly notes", &[]).await;
+    store
+        .put_folder(
+            ws,
+            source.id,
+            "folder",
+            &Folder {
+                external_id: "root".into(),
+                name: "Root".into(),
+                parent_external_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.search(&query(ws, "quarterly")).await.unwrap().total,
+        2
+    );
+    let run = store
+        .open_sync(notes, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    match store.delete_source(ws, source.id).await {
+        Err(Error::Conflict(m)) => assert!(m.contains("open"), "{m}"),
+        other => panic!("deleting a source with an open sync must conflict, got {other:?}"),
+    }
+    assert_eq!(store.get_source(ws, source.id).await.unwrap(), edited);
+    store
+        .close_sync(notes, run.sync_number, CloseOperation::Fail)
+        .await
+        .unwrap();
+    assert_err(
+        store.delete_source(Uuid::new_v4(), source.id).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound (another workspace)",
+    );
+
+    store.delete_source(ws, source.id).await.unwrap();
+    assert_err(
+        store.get_source(ws, source.id).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound (deleted source)",
+    );
+    assert!(store.list_sources(ws).await.unwrap().is_empty());
+    assert_err(
+        store.get_record(&key(scope, "a")).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound (record of a deleted source)",
+    );
+    assert_eq!(
+        store.search(&query(ws, "quarterly")).await.unwrap().total,
+        0
+    );
+    assert!(
+        !store
+            .folder_exists(source.id, "folder", "root")
+            .await
+            .unwrap()
+    );
+    assert_err(
+        store.delete_source(ws, source.id).await,
+        |e| matches!(e, Error::NotFound(_)),
+        "NotFound (deleted twice)",
+    );
+    search_source(store, ws).await;
+}
+
 /// A new externalId is created at version 1; every later upload increments the version, keeps the
 /// id and created date, and replaces the whole tag set.
 pub async fn uploads_create_then_increment_versions(store: &dyn RecordStore) {
@@ -227,20 +433,85 @@ pub async fn upload_outside_a_sync(store: &dyn RecordStore) {
     assert_eq!(r.record.sync_number, 1);
     store.open_sync(scope, OpenOperation::Start).await.unwrap();
     let r = store
-        .put_record(write(scope, "a", None, None))
-        .await
-        .unwrap();
-    assert_eq!(
-        r.record.sync_number, 1,
-        "existing record keeps its membership"
-    );
-    let r = store
         .put_record(write(scope, "new", None, None))
         .await
         .unwrap();
     assert_eq!(
         r.record.sync_number, 2,
         "new record joins the latest (open) sync"
+    );
+    store
+        .close_sync(scope, 2, CloseOperation::CompleteIncremental)
+        .await
+        .unwrap();
+    let r = store
+        .put_record(write(scope, "a", None, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.record.sync_number, 1,
+        "without an open sync an existing record keeps its membership"
+    );
+}
+
+/// A new source whose records `ids` (checksum `checksum`) were written in a completed first
+/// sync, with a second sync (START, number 2) open.
+async fn in_a_second_sync(store: &dyn RecordStore, ids: &[&str], checksum: &str) -> Scope {
+    let (_, scope) = new_source(store).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    for id in ids {
+        store
+            .put_record(write(scope, id, Some(1), Some(checksum)))
+            .await
+            .unwrap();
+    }
+    store
+        .close_sync(scope, 1, CloseOperation::Complete)
+        .await
+        .unwrap();
+    store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    scope
+}
+
+/// Without a syncNumber, an upload or touch during an open sync acts on that sync (DESIGN 5):
+/// COMPLETE keeps the records, and the sync's counters count the writes.
+pub async fn writes_without_a_number_join_the_open_sync(store: &dyn RecordStore) {
+    let scope = in_a_second_sync(store, &["touched", "uploaded", "stale"], "c1").await;
+    let touched = store
+        .touch_record(&key(scope, "touched"), touch(None, Some("c1")))
+        .await
+        .unwrap();
+    assert_eq!(
+        touched.sync_number, 2,
+        "a touch without number joins sync 2"
+    );
+    let uploaded = store
+        .put_record(write(scope, "uploaded", None, Some("c2")))
+        .await
+        .unwrap();
+    assert_eq!(uploaded.record.sync_number, 2, "an upload joins sync 2");
+    let closed = store
+        .close_sync(scope, 2, CloseOperation::Complete)
+        .await
+        .unwrap();
+    assert_eq!(closed.counters.removed, 1, "{closed:?}");
+    assert_eq!(closed.counters.touched, 1, "{closed:?}");
+    assert_eq!(closed.counters.uploaded, 1, "{closed:?}");
+    for id in ["touched", "uploaded"] {
+        assert!(
+            !store.get_record(&key(scope, id)).await.unwrap().removed,
+            "{id}"
+        );
+    }
+    assert!(
+        store
+            .get_record(&key(scope, "stale"))
+            .await
+            .unwrap()
+            .removed
     );
 }
 
@@ -290,6 +561,230 @@ pub async fn writes_must_name_the_open_sync(store: &dyn RecordStore) {
         "Conflict",
     );
     assert!(store.get_record(&key(scope, "nope")).await.is_err());
+}
+
+/// Strings the property cases draw for a field of `class`: mostly strings the class allows (any
+/// Unicode, CJK, emoji, `%`, and for text every control character but NUL), with a
+/// refused character (NUL, a control character) one in sixteen, about 100 KB long one in eight.
+fn hostile_string(class: crate::input::Class) -> proptest::strategy::BoxedStrategy<String> {
+    use proptest::prelude::*;
+    let special = prop::sample::select(vec![
+        '東', '京', 'é', 'ß', '🙂', '\u{feff}', '\u{200b}', '%', '\\', ' ',
+    ]);
+    let allowed = match class {
+        crate::input::Class::Line => prop_oneof![
+            6 => any::<char>().prop_filter("a line holds no control character", |c| {
+                !c.is_ascii_control()
+            }),
+            2 => special,
+        ]
+        .boxed(),
+        crate::input::Class::Text => prop_oneof![
+            5 => any::<char>().prop_filter("text holds no NUL", |c| *c != '\0'),
+            2 => special,
+            1 => (1u32..0x20).prop_map(|c| char::from_u32(c).unwrap_or('\t')),
+            1 => Just('\u{7f}'),
+        ]
+        .boxed(),
+    };
+    let collect = |v: Vec<char>| v.into_iter().collect::<String>();
+    let clean = prop::collection::vec(allowed, 0..40).prop_map(collect);
+    let refused = (
+        clean.clone(),
+        prop_oneof![
+            Just('\0'),
+            (1u32..0x20).prop_map(|c| char::from_u32(c).unwrap_or('\0'))
+        ],
+        clean.clone(),
+    )
+        .prop_map(|(a, c, b)| format!("{a}{c}{b}"));
+    prop_oneof![
+        13 => clean.clone(),
+        1 => refused,
+        2 => clean.prop_map(|s| if s.is_empty() { s } else { s.repeat(100_000 / s.len() + 1) }),
+    ]
+    .boxed()
+}
+
+/// One drawn record write: every stored string field is hostile.
+#[derive(Debug, Clone)]
+struct DrawnWrite {
+    external_id: String,
+    title: String,
+    content: String,
+    url: String,
+    checksum: String,
+    tag: String,
+}
+
+fn drawn_write() -> impl proptest::strategy::Strategy<Value = DrawnWrite> {
+    use crate::input::Class::{Line, Text};
+    use proptest::prelude::*;
+    (
+        hostile_string(Line),
+        hostile_string(Text),
+        hostile_string(Text),
+        hostile_string(Line),
+        hostile_string(Line),
+        hostile_string(Line),
+    )
+        .prop_map(
+            |(external_id, title, content, url, checksum, tag)| DrawnWrite {
+                external_id,
+                title,
+                content,
+                url,
+                checksum,
+                tag,
+            },
+        )
+}
+
+impl DrawnWrite {
+    fn write(&self, scope: Scope, salt: usize) -> RecordWrite {
+        let mut w = write(scope, &format!("{salt}-{}", self.external_id), None, None);
+        w.title = self.title.clone();
+        w.content = self.content.clone();
+        w.url = Some(self.url.clone());
+        w.external_checksum = Some(self.checksum.clone());
+        w.tags = Tags::from([("color".to_string(), vec![TagValue::Text(self.tag.clone())])]);
+        w
+    }
+}
+
+/// Runs a property over drawn writes (with shrinking) inside the async test.
+fn check_writes(cases: u32, property: impl Fn(DrawnWrite) -> Result<(), String>) {
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let outcome = runner.run(&drawn_write(), |drawn| {
+        property(drawn).map_err(TestCaseError::fail)
+    });
+    if let Err(e) = outcome {
+        panic!("{e}");
+    }
+}
+
+/// Blocks on a store call from inside the (multi-threaded) conformance test.
+fn block<F: std::future::Future>(f: F) -> F::Output {
+    tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(f))
+}
+
+/// Property: whatever the strings, a write the input policy accepts is stored and reads back
+/// byte for byte (title, content, url, checksum, tag value, externalId); one it refuses is
+/// `Invalid` on every store, never a storage error. So every store gives the same answer.
+pub async fn stored_text_reads_back_identically(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    let salt = std::cell::Cell::new(0);
+    let accepted = std::cell::Cell::new(0);
+    check_writes(64, |drawn| {
+        salt.set(salt.get() + 1);
+        let w = drawn.write(scope, salt.get());
+        let expected = crate::input::check_record_write(&w);
+        let got = block(store.put_record(w.clone()));
+        match (expected, got) {
+            (Ok(()), Ok(put)) => {
+                let back = block(store.get_record(&w.key)).map_err(|e| e.to_string())?;
+                for (what, stored, sent) in [
+                    ("externalId", &back.external_id, &w.key.external_id),
+                    ("title", &back.title, &w.title),
+                    ("content", &back.content, &w.content),
+                ] {
+                    if stored != sent {
+                        return Err(format!("{what} changed: {stored:?} != {sent:?}"));
+                    }
+                }
+                if back.url != w.url || back.external_checksum != w.external_checksum {
+                    return Err(format!("url/checksum changed: {back:?}"));
+                }
+                if back.tags != w.tags || put.record.tags != w.tags {
+                    return Err(format!("tags changed: {:?}", back.tags));
+                }
+                accepted.set(accepted.get() + 1);
+                Ok(())
+            }
+            (Err(_), Err(Error::Invalid(_))) => Ok(()),
+            (expected, got) => Err(format!(
+                "policy said {expected:?}, the store answered {:?}",
+                got.map(|p| p.created)
+            )),
+        }
+    });
+    // Most draws are allowed input: the property is about storing, not only refusing.
+    assert!(
+        accepted.get() >= 10,
+        "only {} draws were stored",
+        accepted.get()
+    );
+}
+
+/// Refused input is [`Error::Invalid`] naming the field on every store: NUL or another control
+/// character in an identifier, tag value, url or checksum; NUL in text; over-long identifiers.
+pub async fn refused_input_is_invalid_on_every_store(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    let long = "x".repeat(crate::input::MAX_ID_BYTES + 1);
+    type Spoil = Box<dyn Fn(&mut RecordWrite)>;
+    let cases: Vec<(&str, Spoil)> = vec![
+        (
+            "externalId",
+            Box::new(|w| w.key.external_id = "a\0b".into()),
+        ),
+        (
+            "externalId",
+            Box::new(|w| w.key.external_id = "a\u{1}b".into()),
+        ),
+        (
+            "externalId",
+            Box::new(move |w| w.key.external_id = long.clone()),
+        ),
+        (
+            "externalChecksum",
+            Box::new(|w| w.external_checksum = Some("v\0".into())),
+        ),
+        (
+            "url",
+            Box::new(|w| w.url = Some("https://x.test/\0".into())),
+        ),
+        (
+            "url",
+            Box::new(|w| w.url = Some("https://x.test/\n".into())),
+        ),
+        ("title", Box::new(|w| w.title = "t\0".into())),
+        ("content", Box::new(|w| w.content = "c\0".into())),
+        (
+            "tag 'color'",
+            Box::new(|w| {
+                w.tags = Tags::from([("color".into(), vec![TagValue::Text("r\0".into())])])
+            }),
+        ),
+        (
+            "tag 'color'",
+            Box::new(|w| {
+                w.tags = Tags::from([("color".into(), vec![TagValue::Text("r".repeat(3000))])])
+            }),
+        ),
+    ];
+    for (field, spoil) in cases {
+        let mut w = write(scope, "hostile", None, None);
+        spoil(&mut w);
+        match store.put_record(w).await {
+            Err(Error::Invalid(m)) => assert!(m.contains(field), "{field}: {m}"),
+            other => panic!("{field}: expected Invalid, got {other:?}"),
+        }
+    }
+    assert!(store.get_record(&key(scope, "hostile")).await.is_err());
+    let invalid = |e: &Error| matches!(e, Error::Invalid(_));
+    let nul = key(scope, "a\0b");
+    assert_err(store.get_record(&nul).await, invalid, "Invalid");
+    assert_err(store.delete_record(&nul).await, invalid, "Invalid");
+    assert_err(
+        store.touch_record(&nul, touch(None, None)).await,
+        invalid,
+        "Invalid",
+    );
 }
 
 /// Touch makes a record part of the sync and changes nothing else; If-Match must equal the stored
@@ -348,22 +843,7 @@ pub async fn touch_joins_the_sync_and_changes_nothing_else(store: &dyn RecordSto
 /// COMPLETE removes exactly the records not uploaded or touched in the sync; they become
 /// tombstones without a visible checksum; touching one is NotFound; uploading revives it.
 pub async fn close_complete_removes_untouched_records(store: &dyn RecordStore) {
-    let (_, scope) = new_source(store).await;
-    store
-        .open_sync(scope, OpenOperation::StartInitial)
-        .await
-        .unwrap();
-    for id in ["keep", "touch", "drop"] {
-        store
-            .put_record(write(scope, id, Some(1), Some("c")))
-            .await
-            .unwrap();
-    }
-    store
-        .close_sync(scope, 1, CloseOperation::Complete)
-        .await
-        .unwrap();
-    store.open_sync(scope, OpenOperation::Start).await.unwrap();
+    let scope = in_a_second_sync(store, &["keep", "touch", "drop"], "c").await;
     store
         .put_record(write(scope, "keep", Some(2), Some("c2")))
         .await
@@ -1046,6 +1526,12 @@ pub async fn sessions_and_rate_windows(store: &dyn TokenStore) {
 /// A source for the search cases: tags `color` (TEXT, multi), `due` (DATE_TIME, mapped onto
 /// the modified-date filter by a facet) and `folder` (HIERARCHICAL).
 async fn search_source(store: &dyn RecordStore, workspace_id: WorkspaceId) -> (Source, Scope) {
+    stored(store, search_source_in(workspace_id)).await
+}
+
+/// The search test source (RECORD type `docs`: tags color, due, folder with facets), built but
+/// not stored.
+fn search_source_in(workspace_id: WorkspaceId) -> Source {
     let tag = |name: &str, tag_type, data_type, multi| NewTagConfig {
         tag_type,
         name: name.into(),
@@ -1060,7 +1546,7 @@ async fn search_source(store: &dyn RecordStore, workspace_id: WorkspaceId) -> (S
         target_type: target,
         allow_multiple_values: true,
     };
-    let source = NewSource {
+    NewSource {
         definition_type: CUSTOM.into(),
         config_type: CUSTOM.into(),
         external_id: "search".into(),
@@ -1086,8 +1572,7 @@ async fn search_source(store: &dyn RecordStore, workspace_id: WorkspaceId) -> (S
         }],
     }
     .build(workspace_id, time::now())
-    .expect("valid search source");
-    stored(store, source).await
+    .expect("valid search source")
 }
 
 async fn put_doc(
@@ -1638,9 +2123,13 @@ macro_rules! conformance_tests {
     };
     (@all $make:expr, $cleanup:expr) => {
         $crate::conformance_tests!(@case $make, $cleanup, sources_roundtrip_within_their_workspace, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, sources_are_corrected_and_deleted, ref);
         $crate::conformance_tests!(@case $make, $cleanup, uploads_create_then_increment_versions, ref);
         $crate::conformance_tests!(@case $make, $cleanup, upload_outside_a_sync, ref);
         $crate::conformance_tests!(@case $make, $cleanup, writes_must_name_the_open_sync, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, writes_without_a_number_join_the_open_sync, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, stored_text_reads_back_identically, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, refused_input_is_invalid_on_every_store, ref);
         $crate::conformance_tests!(@case $make, $cleanup, touch_joins_the_sync_and_changes_nothing_else, ref);
         $crate::conformance_tests!(@case $make, $cleanup, close_complete_removes_untouched_records, ref);
         $crate::conformance_tests!(@case $make, $cleanup, fail_and_incremental_remove_nothing, ref);

@@ -191,12 +191,22 @@ async fn check_bearer(req: &Request, token: &str) -> poem::Result<Principal> {
     let state = req
         .data::<AppState>()
         .ok_or_else(|| ApiError::internal("application state missing"))?;
-    let Some(stored) = state
-        .tokens
-        .token(&hash_secret(token))
-        .await
-        .map_err(ApiError::from)?
-    else {
+    let hash = hash_secret(token);
+    let Some(stored) = state.tokens.token(&hash).await.map_err(ApiError::from)? else {
+        // The usual first mistake: an API token sent as Bearer.
+        if state
+            .tokens
+            .user_by_token_hash(&hash)
+            .await
+            .map_err(ApiError::from)?
+            .is_some()
+        {
+            return Err(ApiError::invalid_token(
+                "this is an API token, not an OAuth2 access token: send it as HTTP Basic with \
+                 your e-mail as the user name (curl -u you@example.com:TOKEN)",
+            )
+            .into());
+        }
         return Err(ApiError::invalid_token("the access token is unknown or revoked").into());
     };
     if stored.kind != TokenKind::Access {
@@ -393,8 +403,9 @@ async fn add_token(tokens: &dyn TokenStore, user: &User, token: &str) -> Result<
         .await
 }
 
-/// The bootstrap administrator from `INLET_ADMIN_*` (all optional).
-#[derive(Debug, Clone, Default)]
+/// The bootstrap administrator from `INLET_ADMIN_*` (all optional). Its `Debug` hides the
+/// password and token.
+#[derive(Clone, Default)]
 pub struct AdminEnv {
     /// `INLET_ADMIN_EMAIL`.
     pub email: Option<String>,
@@ -402,6 +413,17 @@ pub struct AdminEnv {
     pub password: Option<String>,
     /// `INLET_ADMIN_API_TOKEN`.
     pub api_token: Option<String>,
+}
+
+impl std::fmt::Debug for AdminEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hidden = |v: &Option<String>| v.as_ref().map(|_| "<hidden>");
+        f.debug_struct("AdminEnv")
+            .field("email", &self.email)
+            .field("password", &hidden(&self.password))
+            .field("api_token", &hidden(&self.api_token))
+            .finish()
+    }
 }
 
 /// E-mail of the bootstrap administrator when `INLET_ADMIN_EMAIL` is not set.

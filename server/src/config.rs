@@ -16,6 +16,14 @@ pub const DEFAULT_EXTRACTION_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Maximum size of a JSON request body (source configurations): 1 MiB.
 pub const MAX_JSON_BODY_BYTES: usize = 1024 * 1024;
+/// Default time a client has to send a whole request head.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default longest pause in a request body (or in a client's reading of a response).
+pub const DEFAULT_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default idle time of a kept-alive connection between requests.
+pub const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default number of connections open at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 /// Runtime settings of the HTTP service.
 #[derive(Debug, Clone)]
@@ -33,6 +41,14 @@ pub struct Settings {
     pub public_url: Option<String>,
     /// How long a shutdown waits for requests in flight (uploads included) to finish.
     pub shutdown_grace: Duration,
+    /// Time a client has to send a whole request head ([`crate::conn`]).
+    pub header_timeout: Duration,
+    /// Longest pause in a request body before 408, or in a client's reading of a response.
+    pub body_idle_timeout: Duration,
+    /// Idle time after which a kept-alive connection is closed.
+    pub keep_alive_timeout: Duration,
+    /// Connections open at once; further ones wait in the listen backlog.
+    pub max_connections: usize,
 }
 
 impl Default for Settings {
@@ -44,6 +60,10 @@ impl Default for Settings {
             max_chars: inlet_core::extract::MAX_CHARS,
             public_url: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_idle_timeout: DEFAULT_BODY_IDLE_TIMEOUT,
+            keep_alive_timeout: DEFAULT_KEEP_ALIVE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }

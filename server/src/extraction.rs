@@ -67,14 +67,16 @@ pub async fn extract(state: &AppState, file: SpooledFile, label: &str) -> Extrac
             "extraction failed"
         );
     }
+    // NUL is the one character no store keeps in text (inlet_core::input).
+    let text = inlet_core::input::strip_nul(outcome.text);
     Extracted {
         extraction: Extraction {
             format: outcome.format.map(Into::into),
-            chars: outcome.text.chars().count() as u64,
+            chars: text.chars().count() as u64,
             truncated: outcome.truncated,
             failure: outcome.failure,
         },
-        text: outcome.text,
+        text,
     }
 }
 

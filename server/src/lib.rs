@@ -4,10 +4,14 @@
 pub mod api;
 pub mod auth;
 pub mod config;
+pub mod conn;
 pub mod extraction;
+pub mod input;
 pub mod oauth;
 pub mod ops;
 pub mod problem;
+pub mod routes;
+pub mod schema;
 pub mod state;
 pub mod upload;
 
@@ -22,6 +26,7 @@ use poem::{
     http::header,
     listener::{Acceptor, TcpAcceptor},
 };
+use sea_orm_migration::MigratorTrait;
 
 use crate::problem::ApiError;
 pub use crate::{config::Settings, state::AppState};
@@ -38,14 +43,31 @@ fn openapi_document() -> impl IntoResponse {
 
 /// Caps every non-multipart request body at [`config::MAX_JSON_BODY_BYTES`]: a declared
 /// Content-Length beyond it is refused with 413 before reading; an undeclared (chunked) body stops
-/// being read at the cap. Multipart uploads enforce their own, larger limit while streaming.
+/// being read at the cap. Multipart uploads enforce their own, larger limit while streaming, and a
+/// declared length beyond it (plus [`config::MULTIPART_OVERHEAD_BYTES`]) is 413 before reading.
 async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::Output> {
     let multipart = req.content_type().is_some_and(|ct| {
         ct.trim_start()
             .to_ascii_lowercase()
             .starts_with("multipart/")
     });
-    if !multipart {
+    if multipart {
+        // Refused before the body is read: an upload whose declared length cannot fit.
+        let max = req
+            .data::<AppState>()
+            .map_or(config::DEFAULT_MAX_UPLOAD_BYTES, |s| {
+                s.settings.max_upload_bytes
+            });
+        let declared = req
+            .header(header::CONTENT_LENGTH)
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > max.saturating_add(config::MULTIPART_OVERHEAD_BYTES)) {
+            return Err(ApiError::too_large(format!(
+                "the file exceeds the maximum upload size of {max} bytes"
+            ))
+            .into());
+        }
+    } else {
         let max = config::MAX_JSON_BODY_BYTES;
         let declared = req
             .header(header::CONTENT_LENGTH)
@@ -77,6 +99,7 @@ pub fn app(state: AppState) -> impl Endpoint {
     let api = api::service();
     let docs = api.swagger_ui();
     let metrics = state.metrics.clone();
+    let body_idle = state.settings.body_idle_timeout;
     oauth::routes()
         .at("/api/v1/openapi.json", get(openapi_document))
         .nest("/", api)
@@ -84,9 +107,27 @@ pub fn app(state: AppState) -> impl Endpoint {
         .at("/healthz", get(ops::healthz))
         .at("/readyz", get(ops::readyz))
         .at("/metrics", get(ops::prometheus))
+        .around(ops::start_page)
+        .around(input::check_request)
         .around(limit_body)
         .data(state)
+        .around(move |next, req| conn::body_idle(next, req, body_idle))
         .around(move |next, req| ops::observe(next, req, metrics.clone()))
+        .around(ops::nosniff)
+}
+
+/// A `sqlite:` URL without a `mode` gets `mode=rwc`, so the file is created when missing;
+/// explicit modes and other URLs are kept.
+pub fn sqlite_creates_file(url: &str) -> String {
+    if !url.starts_with("sqlite:") {
+        return url.to_string();
+    }
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    if query.split('&').any(|kv| kv.starts_with("mode=")) {
+        return url.to_string();
+    }
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}mode=rwc")
 }
 
 /// Both stores behind one database URL.
@@ -97,11 +138,13 @@ pub struct Stores {
     pub tokens: Arc<dyn TokenStore>,
 }
 
-/// Opens the stores a database URL names: `sqlite://...` and `postgres://...` the SeaORM store
-/// (migrations run here), `memory:` the in-memory store.
+/// Opens the stores a database URL names: `sqlite://...` (the file made when missing, see
+/// [`sqlite_creates_file`]) and `postgres://...` the SeaORM store (migrations run here),
+/// `memory:` the in-memory store.
 pub async fn open_stores(url: &str) -> Result<Stores, Error> {
     if url == "memory:" || url == "memory" {
         let store = Arc::new(MemoryStore::new());
+        tracing::info!("database ready: in-memory store (nothing is kept after exit)");
         return Ok(Stores {
             records: store.clone(),
             tokens: store,
@@ -111,7 +154,12 @@ pub async fn open_stores(url: &str) -> Result<Stores, Error> {
         .iter()
         .any(|scheme| url.starts_with(scheme))
     {
-        let store = Arc::new(SeaOrmStore::connect(url).await?);
+        let url = sqlite_creates_file(url);
+        let store = Arc::new(SeaOrmStore::connect(&url).await?);
+        tracing::info!(
+            "database ready: {} migrations applied",
+            inlet_store_seaorm::Migrator::migrations().len()
+        );
         return Ok(Stores {
             records: store.clone(),
             tokens: store,
@@ -124,15 +172,41 @@ pub async fn open_stores(url: &str) -> Result<Stores, Error> {
 
 /// Serves the app on an already bound acceptor until `shutdown` resolves; then stops accepting
 /// connections and lets requests in flight (uploads included) finish for up to
-/// [`Settings::shutdown_grace`] before returning.
+/// [`Settings::shutdown_grace`] before returning. Connection limits and timeouts: [`conn`].
 pub async fn serve(
     acceptor: TcpAcceptor,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    tracing::info!(addr = ?acceptor.local_addr(), "inlet listening");
-    let grace = state.settings.shutdown_grace;
-    poem::Server::new_with_acceptor(acceptor)
-        .run_with_graceful_shutdown(app(state), shutdown, Some(grace))
-        .await
+    for addr in acceptor.local_addr() {
+        match addr.as_socket_addr() {
+            Some(addr) => tracing::info!("listening on http://{addr}"),
+            None => tracing::info!("listening on {addr}"),
+        }
+    }
+    let limits = conn::Limits::from(state.settings.as_ref());
+    // Boxed: the middleware stack's type is too deep for the connection future's layout.
+    conn::serve(acceptor, app(state).boxed(), limits, shutdown).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sqlite_creates_file;
+
+    #[test]
+    fn sqlite_urls_create_their_file_unless_a_mode_is_given() {
+        assert_eq!(
+            sqlite_creates_file("sqlite://a.db"),
+            "sqlite://a.db?mode=rwc"
+        );
+        assert_eq!(
+            sqlite_creates_file("sqlite://a.db?cache=shared"),
+            "sqlite://a.db?cache=shared&mode=rwc"
+        );
+        assert_eq!(
+            sqlite_creates_file("sqlite://a.db?mode=ro"),
+            "sqlite://a.db?mode=ro"
+        );
+        assert_eq!(sqlite_creates_file("postgres://h/db"), "postgres://h/db");
+    }
 }

@@ -1,6 +1,6 @@
 //! The `inlet` command: `serve`, `openapi`, `extract` and `admin create-user` (DESIGN 2).
 
-use std::{path::PathBuf, time::Duration};
+use std::{io::IsTerminal, path::PathBuf, time::Duration};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -62,10 +62,15 @@ struct ServeArgs {
     /// Extractions running at once (default: the number of CPUs).
     #[arg(long, env = "INLET_EXTRACTION_CONCURRENCY")]
     extraction_concurrency: Option<usize>,
-    /// Log as JSON lines (each line carries the request id of the request it belongs to).
+    /// Log format: `plain` (colours only when standard error is a terminal) or `json` (one
+    /// object per line; each request's lines carry its request id).
+    #[arg(long, env = "INLET_LOG_FORMAT", value_enum, default_value_t = LogFormat::Plain)]
+    log_format: LogFormat,
+    /// Same as `--log-format json` (kept for existing deployments).
     #[arg(
         long,
         env = "INLET_LOG_JSON",
+        hide = true,
         action = clap::ArgAction::SetTrue,
         value_parser = clap::builder::BoolishValueParser::new()
     )]
@@ -73,6 +78,29 @@ struct ServeArgs {
     /// On SIGTERM or Ctrl-C, how long to wait for requests in flight to finish, in seconds.
     #[arg(long, env = "INLET_SHUTDOWN_GRACE_SECS", default_value_t = config::DEFAULT_SHUTDOWN_GRACE.as_secs())]
     shutdown_grace_secs: u64,
+    /// Seconds a client has to send a whole request head (from connecting, or from the first
+    /// byte of a kept-alive connection's next request).
+    #[arg(long, env = "INLET_HEADER_TIMEOUT_SECS", default_value_t = config::DEFAULT_HEADER_TIMEOUT.as_secs())]
+    header_timeout_secs: u64,
+    /// Seconds a request body may pause before the request is answered 408 and the connection
+    /// closed (also: a client that reads none of a response for this long is disconnected).
+    #[arg(long, env = "INLET_BODY_IDLE_TIMEOUT_SECS", default_value_t = config::DEFAULT_BODY_IDLE_TIMEOUT.as_secs())]
+    body_idle_timeout_secs: u64,
+    /// Seconds an idle kept-alive connection stays open between requests.
+    #[arg(long, env = "INLET_KEEP_ALIVE_TIMEOUT_SECS", default_value_t = config::DEFAULT_KEEP_ALIVE_TIMEOUT.as_secs())]
+    keep_alive_timeout_secs: u64,
+    /// Connections open at once; further connections wait in the listen backlog until one closes.
+    #[arg(long, env = "INLET_MAX_CONNECTIONS", default_value_t = config::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+}
+
+/// How `inlet serve` writes its log.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Plain,
+    /// One JSON object per line.
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -113,20 +141,37 @@ enum AdminCommand {
     },
 }
 
-fn init_logging(json: bool) {
+/// Log filter when `RUST_LOG` is unset: `info`, without sea-orm-migration's line per migration
+/// (start-up logs one summary line instead).
+const DEFAULT_LOG_FILTER: &str = "info,sea_orm_migration=warn";
+
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    if json {
-        builder
+    match format {
+        LogFormat::Json => builder
             .json()
             .with_current_span(true)
             .with_span_list(false)
-            .init();
-    } else {
-        builder.init();
+            .init(),
+        LogFormat::Plain => {
+            let colours = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            builder.with_ansi(colours).init();
+        }
+    }
+}
+
+/// `url` with its password replaced, for messages: database URLs may carry credentials.
+fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
     }
 }
 
@@ -187,20 +232,43 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging(args.log_json);
+    init_logging(if args.log_json {
+        LogFormat::Json
+    } else {
+        args.log_format
+    });
     let stores = open_stores(&args.database)
         .await
-        .with_context(|| format!("opening database {}", args.database))?;
+        .with_context(|| format!("opening database {}", redacted(&args.database)))?;
     let env = AdminEnv {
         email: std::env::var("INLET_ADMIN_EMAIL").ok(),
         password: std::env::var("INLET_ADMIN_PASSWORD").ok(),
         api_token: std::env::var("INLET_ADMIN_API_TOKEN").ok(),
     };
-    if let Some(creds) = auth::bootstrap(&stores.tokens, env).await? {
-        println!(
-            "First start: created workspace '{}' with administrator\n  e-mail:    {}\n  password:  {}\n  API token: {}\n(shown once; keep them)",
-            creds.workspace, creds.email, creds.password, creds.api_token
-        );
+    // Secrets given in the environment are never printed or logged; generated ones are printed
+    // once on standard output (not the log).
+    let (password_given, token_given) = (env.password.is_some(), env.api_token.is_some());
+    let named_admin = env.email.is_some();
+    match auth::bootstrap(&stores.tokens, env).await? {
+        Some(creds) => {
+            tracing::info!(email = %creds.email, workspace = %creds.workspace, "admin user created");
+            let password = if password_given {
+                "(from INLET_ADMIN_PASSWORD)"
+            } else {
+                creds.password.as_str()
+            };
+            let token = if token_given {
+                "(from INLET_ADMIN_API_TOKEN)"
+            } else {
+                creds.api_token.as_str()
+            };
+            println!(
+                "First start: created workspace '{}' with administrator\n  e-mail:    {}\n  password:  {password}\n  API token: {token}\n(shown once; keep them)",
+                creds.workspace, creds.email
+            );
+        }
+        None if named_admin => tracing::info!("admin user present"),
+        None => {}
     }
     let defaults = Settings::default();
     let settings = Settings {
@@ -211,6 +279,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .unwrap_or(defaults.extraction_concurrency),
         public_url: args.public_url.clone(),
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
+        header_timeout: Duration::from_secs(args.header_timeout_secs.max(1)),
+        body_idle_timeout: Duration::from_secs(args.body_idle_timeout_secs.max(1)),
+        keep_alive_timeout: Duration::from_secs(args.keep_alive_timeout_secs.max(1)),
+        max_connections: args.max_connections.max(1),
         ..defaults
     };
     let state = AppState::new(stores.records, stores.tokens, settings);

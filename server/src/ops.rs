@@ -10,7 +10,7 @@ use std::{sync::Arc, time::Instant};
 
 use poem::{
     Endpoint, IntoResponse, PathPattern, Request, Response, handler,
-    http::{HeaderValue, StatusCode},
+    http::{HeaderValue, Method, StatusCode, header},
     web::{Data, Json},
 };
 use prometheus_client::{
@@ -33,8 +33,47 @@ pub const REQUEST_ID: &str = "x-request-id";
 pub const MAX_REQUEST_ID_LEN: usize = 128;
 
 /// Route label of requests no route matched (keeps the label set bounded). Matched routes are
-/// labelled with poem's pattern, path parameters numbered (`/api/v1/sources/:param0`).
+/// labelled with the API document's path template (`/api/v1/sources/{sourceId}`).
 pub const UNMATCHED: &str = "unmatched";
+
+/// The method a request is logged and counted under: one of a closed set, `OTHER` for any
+/// method outside it (clients may invent methods; the label set must stay bounded).
+pub fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
+}
+
+/// The route a request is logged and counted under: the API document's template for the path
+/// ([`crate::routes::find`]), else the literal route poem matched (`/healthz`, `/oauth/authorize`,
+/// `/docs/*`), else [`UNMATCHED`]. Never the raw path, so the label set stays bounded.
+pub fn route_label(path: &str, matched: Option<&str>) -> String {
+    if let Some(route) = crate::routes::find(path) {
+        return route.template.clone();
+    }
+    if path == "/" {
+        return "/".into();
+    }
+    match matched.filter(|p| !p.is_empty()) {
+        Some(pattern) => pattern
+            .split('/')
+            .map(|seg| match seg.as_bytes().first() {
+                Some(b':') => format!("{{{}}}", &seg[1..]),
+                Some(b'*') => "*".into(),
+                _ => seg.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("/"),
+        None => UNMATCHED.into(),
+    }
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -210,9 +249,9 @@ pub async fn observe<E: Endpoint>(
         .filter(|v| acceptable(v))
         .map_or_else(|| uuid::Uuid::new_v4().simple().to_string(), str::to_owned);
     req.set_data(RequestId(id.clone()));
-    let method = req.method().as_str().to_owned();
+    let method = method_label(req.method());
     let path = req.uri().path().to_owned();
-    let span = tracing::info_span!("request", request_id = %id, method = %method, path = %path);
+    let span = tracing::info_span!("request", request_id = %id, method = %method);
     let start = Instant::now();
     let result = next.call(req).instrument(span.clone()).await;
     let (status, route, result) = match result {
@@ -233,12 +272,11 @@ pub async fn observe<E: Endpoint>(
             (response.status(), route, response)
         }
     };
+    let result = with_request_id(result, &id).await;
     let seconds = start.elapsed().as_secs_f64();
     // poem reports an empty pattern when only the root nest matched (an unknown path).
-    let route = route
-        .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| UNMATCHED.into());
-    metrics.request(&method, &route, status.as_u16(), seconds);
+    let route = route_label(&path, route.as_deref());
+    metrics.request(method, &route, status.as_u16(), seconds);
     span.in_scope(|| {
         tracing::info!(
             status = status.as_u16(),
@@ -250,14 +288,110 @@ pub async fn observe<E: Endpoint>(
     Ok(result)
 }
 
+/// A 5xx problem body carries the request id (`requestId`), so a report names the log lines that
+/// hold the cause; the body itself stays generic.
+async fn with_request_id(response: Response, id: &str) -> Response {
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/problem+json"));
+    if !response.status().is_server_error() || !is_problem {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let bytes = body.into_bytes().await.unwrap_or_default();
+    let body = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(serde_json::Value::Object(mut problem)) => {
+            problem.insert(
+                "requestId".into(),
+                serde_json::Value::String(id.to_string()),
+            );
+            serde_json::to_vec(&problem).unwrap_or_else(|_| bytes.to_vec())
+        }
+        _ => bytes.to_vec(),
+    };
+    let mut response = Response::from_parts(parts, poem::Body::from(body));
+    response.headers_mut().remove(header::CONTENT_LENGTH);
+    response
+}
+
+/// Middleware: `X-Content-Type-Options: nosniff` on every response, so browsers never guess a
+/// type other than the one declared (an uploaded file's text shown as HTML, say).
+pub async fn nosniff<E: Endpoint>(next: E, req: Request) -> poem::Result<Response> {
+    let mut response = match next.call(req).await {
+        Ok(output) => output.into_response(),
+        Err(err) => err.into_response(),
+    };
+    response.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    Ok(response)
+}
+
+/// Middleware: `GET /` (and `HEAD /`) answers the start page ([`index`]); every other request
+/// goes on.
+pub async fn start_page<E: Endpoint>(next: E, req: Request) -> poem::Result<Response> {
+    let method = req.method();
+    if req.uri().path() == "/" && (method == Method::GET || method == Method::HEAD) {
+        let accept = req.header(header::ACCEPT).unwrap_or_default();
+        return Ok(index(accept));
+    }
+    next.call(req).await.map(IntoResponse::into_response)
+}
+
+/// Links of the start page: (path, what it is).
+const START_LINKS: [(&str, &str); 4] = [
+    ("/docs", "API documentation"),
+    ("/api/v1/openapi.json", "OpenAPI document"),
+    ("/healthz", "liveness"),
+    ("/readyz", "readiness"),
+];
+
+/// The start page: a small HTML page linking the documentation, the OpenAPI document and the
+/// health checks, with the version; JSON when the client accepts JSON and not HTML.
+pub fn index(accept: &str) -> Response {
+    let version = env!("CARGO_PKG_VERSION");
+    if accept.contains("application/json") && !accept.contains("text/html") {
+        let links: serde_json::Map<String, serde_json::Value> = START_LINKS
+            .iter()
+            .map(|(path, _)| {
+                let key = match *path {
+                    "/api/v1/openapi.json" => "openapi",
+                    other => other.trim_start_matches('/'),
+                };
+                (key.to_string(), serde_json::Value::from(*path))
+            })
+            .collect();
+        return Json(serde_json::json!({
+            "name": "inlet",
+            "version": version,
+            "links": links,
+        }))
+        .into_response();
+    }
+    let items: String = START_LINKS
+        .iter()
+        .map(|(path, what)| format!("<li><a href=\"{path}\">{path}</a> — {what}</li>"))
+        .collect();
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Inlet</title></head>\n\
+         <body><h1>Inlet</h1><p>Version {version}</p><ul>{items}</ul></body></html>\n"
+    )
+    .with_content_type("text/html; charset=utf-8")
+    .into_response()
+}
+
 /// `GET /healthz`: the process is up (no dependency checked).
 #[handler]
 pub fn healthz() -> impl IntoResponse {
     Json(serde_json::json!({ "status": "ok" }))
 }
 
-/// `GET /readyz`: the process can serve requests — its database answered a round trip. 503 with
-/// the reason otherwise, so a load balancer takes the replica out of rotation.
+/// `GET /readyz`: the process can serve requests — its database answered a round trip. 503
+/// (`database unavailable`, the cause in the log) otherwise, so a load balancer takes the replica
+/// out of rotation.
 #[handler]
 pub async fn readyz(state: Data<&AppState>) -> Response {
     let started = Instant::now();
@@ -269,10 +403,12 @@ pub async fn readyz(state: Data<&AppState>) -> Response {
         }))
         .into_response(),
         Err(e) => {
+            // The database's own words (hosts, drivers, SQL) go to the log, not to the caller.
             tracing::warn!(error = %e, "readiness check failed");
             let mut response = Json(serde_json::json!({
                 "status": "unavailable",
-                "database": e.to_string(),
+                "database": "unavailable",
+                "detail": "database unavailable",
             }))
             .into_response();
             response.set_status(StatusCode::SERVICE_UNAVAILABLE);

@@ -4,6 +4,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
+use inlet_core::input;
 use multer::{Constraints, Multipart, SizeLimit};
 use percent_encoding::percent_decode_str;
 use poem::{Request, RequestBody};
@@ -113,9 +114,23 @@ impl<D> FileUpload<D> {
             Multipart::with_constraints(self.body.into_bytes_stream(), self.boundary, limits);
         let mut parts = Vec::new();
         while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
+            if parts.len() == MAX_PARTS {
+                return Err(ApiError::bad_request(format!(
+                    "a multipart upload carries at most {MAX_PARTS} parts (a RECORD upload one \
+                     named '{FILE_PART}', a STRUCTURED one two)"
+                )));
+            }
             let name = field.name().unwrap_or_default().to_string();
+            input::check_line("a multipart part name", &name, MAX_NAME_BYTES)?;
             let file_name =
                 file_name(field.headers()).or_else(|| field.file_name().map(Into::into));
+            if let Some(f) = &file_name {
+                input::check_line(
+                    &format!("the file name of multipart part '{name}'"),
+                    f,
+                    MAX_NAME_BYTES,
+                )?;
+            }
             let std_file = tempfile::tempfile().map_err(ApiError::internal)?;
             let mut file = tokio::fs::File::from_std(std_file);
             let mut len = 0u64;
@@ -139,6 +154,12 @@ impl<D> FileUpload<D> {
         Ok(parts)
     }
 }
+
+/// Most parts one multipart upload may carry; checked before a part is spooled, so a request
+/// with thousands of parts cannot hold thousands of temporary files.
+pub const MAX_PARTS: usize = 8;
+/// Longest part name or file name, in bytes.
+pub const MAX_NAME_BYTES: usize = 1024;
 
 fn too_large(max: u64) -> ApiError {
     ApiError::too_large(format!(

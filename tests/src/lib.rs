@@ -203,12 +203,49 @@ pub async fn expect_problem(resp: Response, status: u16) -> String {
         .unwrap_or_default()
         .to_string();
     let body = resp.text().await.unwrap_or_default();
+    assert_no_internals(&body);
     assert_eq!(got, status, "unexpected status; body: {body}");
     assert_eq!(content_type, "application/problem+json", "body: {body}");
     let v: Value = serde_json::from_str(&body).expect("problem body is JSON");
     assert_eq!(v["status"], status, "{v}");
     assert!(v["title"].is_string() && v["type"].is_string(), "{v}");
     v["detail"].as_str().expect("detail").to_string()
+}
+
+/// Words that only appear in an error body when it leaks internals: database and driver text,
+/// SQL, source file paths and panics. Lower-case; matched case-insensitively.
+pub const INTERNALS: &[&str] = &[
+    "postgres",
+    "sqlite",
+    "sqlx",
+    "sea_orm",
+    "seaorm",
+    "syntax error",
+    "violates",
+    "invalid byte sequence",
+    "insert into",
+    "update records",
+    " from records",
+    ".rs:",
+    "src/",
+    "/home/",
+    "/tmp/",
+    "/root/",
+    "panicked",
+    "backtrace",
+    "rustc",
+    "string_uuid",
+    "integer_int64",
+    "param0",
+];
+
+/// Fails when an error body shows internals ([`INTERNALS`]). Every problem body the suites read
+/// with [`expect_problem`] passes through it.
+pub fn assert_no_internals(body: &str) {
+    let lower = body.to_lowercase();
+    if let Some(word) = INTERNALS.iter().find(|w| lower.contains(*w)) {
+        panic!("an error body shows internals ({word:?}): {body}");
+    }
 }
 
 /// The state's stores, shared.

@@ -147,7 +147,8 @@ fn structured_source(data_type: Option<&str>) -> Value {
     }
     json!({
         "definition": {"type": "CUSTOM"},
-        "externalId": "structured",
+        // One source per data type: a source's externalId is unique in its workspace.
+        "externalId": format!("structured-{}", data_type.unwrap_or("plain")),
         "config": {"type": "CUSTOM", "name": "Tickets", "trackStatus": true,
                    "specification": {"application": {"objectTypes": [ot]}}}
     })

@@ -348,6 +348,25 @@ async fn read_scope_reads_only_and_bad_tokens_get_bearer_challenges() {
         .await
         .unwrap();
     expect_problem(resp, 403).await;
+    // Authorization comes before the body's schema: a body the schema refuses still gets 403
+    // for a read-only token, and 401 without credentials.
+    let resp = server
+        .client
+        .post(server.url("/sources"))
+        .bearer_auth(access)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(resp, 403).await;
+    let resp = server
+        .client
+        .post(server.url("/sources"))
+        .json(&json!({"nonsense": 1}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(resp, 401).await;
 
     for token in ["nonsense", tokens["refresh_token"].as_str().unwrap()] {
         let resp = bearer(&server, Method::GET, "/sources", token).await;

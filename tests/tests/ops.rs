@@ -145,7 +145,8 @@ async fn metrics_count_requests_extractions_syncs_and_removals() {
         .unwrap();
 
     let text = metrics(&s).await;
-    let upload_route = "/api/v1/sources/:param0/objecttypes/:param1/objects/:param2/file";
+    let upload_route =
+        "/api/v1/sources/{sourceId}/objecttypes/{objectTypeId}/objects/{externalId}/file";
     assert_eq!(
         metric(
             &text,

@@ -89,8 +89,24 @@ async fn database_outage_is_503_and_service_resumes() {
         .send()
         .await
         .unwrap();
-    let detail = expect_problem(resp, 503).await;
-    assert!(detail.contains("storage unavailable"), "{detail}");
+    let request_id = resp
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .expect("every answer carries X-Request-Id");
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["status"], 503);
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("storage unavailable"),
+        "{body}"
+    );
+    // The generic body names the request, whose log lines hold the database's words.
+    assert_eq!(body["requestId"], request_id.as_str(), "{body}");
+    inlet_tests::assert_no_internals(&body.to_string());
     // Readiness follows the database; liveness does not.
     let ready = s
         .client

@@ -27,9 +27,11 @@ pub(crate) struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct SearchIndex {
     entries: HashMap<Uuid, Entry>,
-    /// Record ids by write sequence (the newest entry has the highest; entries are replaced,
-    /// never removed, so the highest sequence handed out is always here).
+    /// Record ids by write sequence (the newest entry has the highest).
     order: BTreeMap<u64, Uuid>,
+    /// The last sequence handed out (sequences are never reused, even after a removal, so a
+    /// stale posting never points at another record's entry).
+    last_seq: u64,
     /// Per word and tag value ([`keys`]), the write sequences of the entries holding it,
     /// ascending (a new entry always has the highest sequence, so writing appends). A rewritten
     /// record's old sequence stays until the lists are rebuilt; readers skip sequences `order`
@@ -50,7 +52,8 @@ impl SearchIndex {
         text: String,
         rows: Vec<TagRow>,
     ) {
-        let seq = self.order.last_key_value().map_or(1, |(last, _)| last + 1);
+        self.last_seq += 1;
+        let seq = self.last_seq;
         let entry = Entry {
             seq,
             object_type_id,
@@ -69,6 +72,17 @@ impl SearchIndex {
         }
         self.order.insert(seq, id);
         // Rebuild once stale sequences are half of all: amortized, every put stays O(words).
+        if self.stale * 2 > self.posted {
+            self.rebuild();
+        }
+    }
+
+    /// Removes record `id`'s entry (its source was deleted).
+    pub fn remove(&mut self, id: Uuid) {
+        if let Some(old) = self.entries.remove(&id) {
+            self.order.remove(&old.seq);
+            self.stale += keys(&old).len();
+        }
         if self.stale * 2 > self.posted {
             self.rebuild();
         }

@@ -88,11 +88,9 @@ impl State {
             .map(|r| r.sync_number)
     }
 
-    fn check_sync(&self, object_type_id: Uuid, given: Option<i64>) -> Result<()> {
-        match given {
-            Some(n) => sync::check_sync_number(self.open_sync_number(object_type_id), n),
-            None => Ok(()),
-        }
+    /// The sync a write acts on (see [`sync::resolve`]).
+    fn resolve_sync(&self, object_type_id: Uuid, given: Option<i64>) -> Result<Option<i64>> {
+        sync::resolve(given, self.open_sync_number(object_type_id))
     }
 
     fn count(&mut self, object_type_id: Uuid, sync_number: Option<i64>, event: SyncEvent) {
@@ -133,7 +131,51 @@ impl RecordStore for MemoryStore {
         if st.sources.iter().any(|s| s.id == source.id) {
             return Err(Error::conflict(format!("source {} exists", source.id)));
         }
+        if let Some(existing) = st
+            .sources
+            .iter()
+            .find(|s| s.workspace_id == source.workspace_id && s.external_id == source.external_id)
+        {
+            return Err(record::duplicate_source(&source.external_id, existing.id));
+        }
         st.sources.push(source.clone());
+        Ok(())
+    }
+
+    async fn update_source(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        edit: record::SourceEdit,
+    ) -> Result<Source> {
+        let mut st = self.state.lock();
+        let mut source = st.source(workspace_id, source_id)?.clone();
+        edit(&mut source)?;
+        if let Some(stored) = st.sources.iter_mut().find(|s| s.id == source_id) {
+            *stored = source.clone();
+        }
+        Ok(source)
+    }
+
+    async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()> {
+        let mut st = self.state.lock();
+        let source = st.source(workspace_id, source_id)?.clone();
+        let open: Vec<(Uuid, i64)> = source
+            .object_types
+            .iter()
+            .filter_map(|ot| st.open_sync_number(ot.id).map(|n| (ot.id, n)))
+            .collect();
+        record::source_deletable(&source, &open)?;
+        for ot in &source.object_types {
+            st.syncs.remove(&ot.id);
+            if let Some(records) = st.records.remove(&ot.id) {
+                for r in records.values() {
+                    st.search.remove(r.id);
+                }
+            }
+        }
+        st.folders.retain(|(s, _), _| *s != source_id);
+        st.sources.retain(|s| s.id != source_id);
         Ok(())
     }
 
@@ -226,11 +268,12 @@ impl RecordStore for MemoryStore {
         Ok(runs)
     }
 
-    async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome> {
+    async fn put_record(&self, mut write: RecordWrite) -> Result<PutOutcome> {
+        inlet_core::input::check_record_write(&write)?;
         let mut st = self.state.lock();
         let scope = write.key.scope;
         let name = st.object_type_name(scope)?;
-        st.check_sync(scope.object_type_id, write.sync_number)?;
+        write.sync_number = st.resolve_sync(scope.object_type_id, write.sync_number)?;
         let current = sync::current_number(st.latest_sync(scope.object_type_id));
         let now = time::now();
         let extraction_failed = write.extraction.failure.is_some() && write.content.is_empty();
@@ -288,11 +331,12 @@ impl RecordStore for MemoryStore {
         })
     }
 
-    async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record> {
+    async fn touch_record(&self, key: &RecordKey, mut touch: Touch) -> Result<Record> {
+        inlet_core::input::check_external_id(&key.external_id)?;
         let mut st = self.state.lock();
         let scope = key.scope;
         let name = st.object_type_name(scope)?;
-        st.check_sync(scope.object_type_id, touch.sync_number)?;
+        touch.sync_number = st.resolve_sync(scope.object_type_id, touch.sync_number)?;
         let record = st
             .records
             .get_mut(&scope.object_type_id)
@@ -308,6 +352,7 @@ impl RecordStore for MemoryStore {
     }
 
     async fn get_record(&self, key: &RecordKey) -> Result<Record> {
+        inlet_core::input::check_external_id(&key.external_id)?;
         let st = self.state.lock();
         let name = st.object_type_name(key.scope)?;
         st.records
@@ -320,6 +365,7 @@ impl RecordStore for MemoryStore {
     }
 
     async fn delete_record(&self, key: &RecordKey) -> Result<()> {
+        inlet_core::input::check_external_id(&key.external_id)?;
         let mut st = self.state.lock();
         st.object_type_name(key.scope)?;
         match st

@@ -34,9 +34,12 @@ pub struct SeaOrmStore {
     db: DatabaseConnection,
     /// SQLite has one writer at a time: writes queue here rather than failing with "busy".
     write_lock: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
-    /// Sources never change once created, so every replica may keep them.
+    /// Sources read recently, each kept for [`SOURCE_CACHE_TTL`]: a change made on another
+    /// replica is seen within that time; this replica's own changes at once.
     sources: std::sync::Arc<
-        std::sync::RwLock<std::collections::HashMap<uuid::Uuid, inlet_core::source::Source>>,
+        std::sync::RwLock<
+            std::collections::HashMap<uuid::Uuid, (inlet_core::source::Source, std::time::Instant)>,
+        >,
     >,
     /// How PostgreSQL finds a query's words.
     word_route: WordRoute,
@@ -57,6 +60,9 @@ pub enum WordRoute {
 
 /// Sources kept in memory per process before the cache starts over.
 const SOURCE_CACHE_ENTRIES: usize = 10_000;
+/// How long a cached source is trusted (sources change rarely: a rename, trackStatus, an added
+/// object type, tag config or facet, a deletion).
+pub const SOURCE_CACHE_TTL: Duration = Duration::from_secs(5);
 
 impl SeaOrmStore {
     /// Connects to `url` (`sqlite://...` or `postgres://...`) and runs pending migrations.
@@ -218,11 +224,39 @@ fn sqlx_unavailable(e: &sea_orm::sqlx::Error) -> bool {
     }
 }
 
+/// A database error caused by a value in the request rather than by the database: PostgreSQL
+/// class 22 (data exception: a character the encoding cannot hold, a number out of range, a
+/// string too long) and 54 (program limit: an index row too large). In the caller's words.
+fn refused_value(e: &DbErr) -> Option<&'static str> {
+    let (DbErr::Exec(RuntimeErr::SqlxError(x)) | DbErr::Query(RuntimeErr::SqlxError(x))) = e else {
+        return None;
+    };
+    let sea_orm::sqlx::Error::Database(db) = &**x else {
+        return None;
+    };
+    let code = db.code()?;
+    if code.starts_with("22") {
+        Some(
+            "a value of the request cannot be stored (a character or number the database does not accept)",
+        )
+    } else if code.starts_with("54") {
+        Some("a value of the request is too long to store")
+    } else {
+        None
+    }
+}
+
 /// Maps database errors into core errors: unavailability becomes [`Error::Unavailable`] (503),
 /// a unique violation [`Error::Conflict`], anything else [`Error::Backend`].
 pub(crate) fn db_error(e: DbErr) -> Error {
     if let Some(SqlErr::UniqueConstraintViolation(m)) = e.sql_err() {
-        return Error::Conflict(m);
+        // The constraint's text names tables and columns: it stays in the log.
+        tracing::debug!(error = %m, "unique violation");
+        return Error::conflict("a concurrent request wrote the same object first; retry");
+    }
+    if let Some(reason) = refused_value(&e) {
+        tracing::warn!(error = %e, "the database refused a value");
+        return Error::invalid(reason);
     }
     let unavailable = match &e {
         DbErr::ConnectionAcquire(_) => true,

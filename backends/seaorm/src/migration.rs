@@ -19,6 +19,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0004SearchWindow),
             Box::new(M0005SearchInline),
             Box::new(M0006SearchWords),
+            Box::new(M0007SourceExternalIds),
         ]
     }
 }
@@ -418,6 +419,43 @@ impl MigrationTrait for M0006SearchWords {
         // Plans choose between GIN lookups and newest-first scans by these statistics.
         db.execute_unprepared("ANALYZE record_search").await?;
         db.execute_unprepared("ANALYZE record_words").await?;
+        Ok(())
+    }
+}
+
+/// A source's externalId is unique in its workspace: `sources.external_id` with a unique index.
+/// Databases from before may hold duplicates; the oldest source of each externalId takes it, the
+/// others keep NULL (they stay readable, and can be renamed or deleted).
+struct M0007SourceExternalIds;
+
+impl sea_orm_migration::MigrationName for M0007SourceExternalIds {
+    fn name(&self) -> &str {
+        "m0007_source_external_ids"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0007SourceExternalIds {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        let external_id = match db.get_database_backend() {
+            sea_orm::DbBackend::Postgres => "(body::json ->> 'externalId')",
+            _ => "json_extract(body, '$.externalId')",
+        };
+        for sql in [
+            "ALTER TABLE sources ADD COLUMN external_id TEXT".to_string(),
+            format!(
+                "UPDATE sources SET external_id = {external_id} WHERE NOT EXISTS (\
+                 SELECT 1 FROM sources o WHERE o.workspace_id = sources.workspace_id \
+                 AND {other} = {external_id} \
+                 AND (o.seq < sources.seq OR (o.seq = sources.seq AND o.id < sources.id)))",
+                other = external_id.replace("body", "o.body"),
+            ),
+            "CREATE UNIQUE INDEX sources_external_id ON sources (workspace_id, external_id)"
+                .to_string(),
+        ] {
+            db.execute_unprepared(&sql).await?;
+        }
         Ok(())
     }
 }

@@ -133,6 +133,54 @@ fn sync_from_row(row: &QueryResult) -> Result<SyncRun> {
 }
 
 impl SeaOrmStore {
+    /// The id of the workspace's source with `source`'s externalId, if any.
+    async fn source_with_external_id(&self, source: &Source) -> Result<Option<Uuid>> {
+        let row = one(
+            &self.db,
+            self.stmt(
+                "SELECT id FROM sources WHERE workspace_id = $1 AND external_id = $2",
+                vec![
+                    source.workspace_id.to_string().into(),
+                    source.external_id.clone().into(),
+                ],
+            ),
+        )
+        .await?;
+        row.as_ref().map(|r| uuid(r, "id")).transpose()
+    }
+
+    /// Inserts the rows of new object types of `source`.
+    async fn insert_object_types(
+        &self,
+        db: &impl ConnectionTrait,
+        source: &Source,
+        object_types: &[inlet_core::source::ObjectType],
+    ) -> Result<()> {
+        for ot in object_types {
+            exec(
+                db,
+                self.stmt(
+                    "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, $4)",
+                    vec![
+                        ot.id.to_string().into(),
+                        source.id.to_string().into(),
+                        source.workspace_id.to_string().into(),
+                        ot.name.clone().into(),
+                    ],
+                ),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Drops a source from this process's cache (it changed or went).
+    fn forget_source(&self, source_id: Uuid) {
+        if let Ok(mut cache) = self.sources.write() {
+            cache.remove(&source_id);
+        }
+    }
+
     /// Reads (and with `lock`, locks) the object type's row, confined to the scope.
     async fn object_type_state(
         &self,
@@ -374,37 +422,148 @@ impl RecordStore for SeaOrmStore {
 
     async fn create_source(&self, source: &Source) -> Result<()> {
         let _w = self.write_guard().await;
+        if let Some(existing) = self.source_with_external_id(source).await? {
+            return Err(record::duplicate_source(&source.external_id, existing));
+        }
         let body = serde_json::to_string(source).map_err(json_error)?;
         let txn = self.db.begin().await.map_err(db_error)?;
-        exec(
+        let inserted = exec(
             &txn,
             self.stmt(
-                "INSERT INTO sources (id, workspace_id, seq, body) VALUES ($1, $2, $3, $4)",
+                "INSERT INTO sources (id, workspace_id, seq, body, external_id) \
+                 VALUES ($1, $2, $3, $4, $5)",
                 vec![
                     source.id.to_string().into(),
                     source.workspace_id.to_string().into(),
                     millis(&source.created_date).into(),
                     body.into(),
+                    source.external_id.clone().into(),
                 ],
             ),
         )
-        .await?;
+        .await;
+        if let Err(e) = inserted {
+            drop(txn);
+            // Another replica created the same externalId a moment ago.
+            if matches!(e, Error::Conflict(_))
+                && let Some(existing) = self.source_with_external_id(source).await?
+            {
+                return Err(record::duplicate_source(&source.external_id, existing));
+            }
+            return Err(e);
+        }
+        self.insert_object_types(&txn, source, &source.object_types)
+            .await?;
+        txn.commit().await.map_err(db_error)
+    }
+
+    async fn update_source(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        edit: record::SourceEdit,
+    ) -> Result<Source> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let lock = match self.backend() {
+            sea_orm::DbBackend::Postgres => " FOR UPDATE",
+            _ => "",
+        };
+        let row = one(
+            &txn,
+            self.stmt(
+                &format!("SELECT body FROM sources WHERE id = $1 AND workspace_id = $2{lock}"),
+                vec![
+                    source_id.to_string().into(),
+                    workspace_id.to_string().into(),
+                ],
+            ),
+        )
+        .await?
+        .ok_or_else(|| Error::not_found(format!("source {source_id} not found")))?;
+        let mut source: Source =
+            serde_json::from_str(&get::<String>(&row, "body")?).map_err(json_error)?;
+        let before: Vec<Uuid> = source.object_types.iter().map(|o| o.id).collect();
+        edit(&mut source)?;
+        let added: Vec<_> = source
+            .object_types
+            .iter()
+            .filter(|o| !before.contains(&o.id))
+            .cloned()
+            .collect();
+        self.insert_object_types(&txn, &source, &added).await?;
         for ot in &source.object_types {
             exec(
                 &txn,
                 self.stmt(
-                    "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, $4)",
-                    vec![
-                        ot.id.to_string().into(),
-                        source.id.to_string().into(),
-                        source.workspace_id.to_string().into(),
-                        ot.name.clone().into(),
-                    ],
+                    "UPDATE object_types SET name = $2 WHERE id = $1",
+                    vec![ot.id.to_string().into(), ot.name.clone().into()],
                 ),
             )
             .await?;
         }
-        txn.commit().await.map_err(db_error)
+        exec(
+            &txn,
+            self.stmt(
+                "UPDATE sources SET body = $2 WHERE id = $1",
+                vec![
+                    source_id.to_string().into(),
+                    serde_json::to_string(&source).map_err(json_error)?.into(),
+                ],
+            ),
+        )
+        .await?;
+        txn.commit().await.map_err(db_error)?;
+        self.forget_source(source_id);
+        Ok(source)
+    }
+
+    async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let source = self.get_source(workspace_id, source_id).await?;
+        // Locks every object type of the source, so no write (which holds its row FOR SHARE)
+        // or sync lands while the source goes.
+        let lock = match self.backend() {
+            sea_orm::DbBackend::Postgres => " FOR UPDATE",
+            _ => "",
+        };
+        let rows = all(
+            &txn,
+            self.stmt(
+                &format!(
+                    "SELECT id, open_sync FROM object_types WHERE source_id = $1 \
+                     AND workspace_id = $2 ORDER BY id{lock}"
+                ),
+                vec![
+                    source_id.to_string().into(),
+                    workspace_id.to_string().into(),
+                ],
+            ),
+        )
+        .await?;
+        let mut open = Vec::new();
+        for row in &rows {
+            if let Some(n) = get::<Option<i64>>(row, "open_sync")? {
+                open.push((uuid(row, "id")?, n));
+            }
+        }
+        record::source_deletable(&source, &open)?;
+        crate::search::unindex_source(&txn, source_id).await?;
+        let of_types = "(SELECT id FROM object_types WHERE source_id = $1)";
+        for sql in [
+            "DELETE FROM records WHERE source_id = $1".to_string(),
+            format!("DELETE FROM sync_counters WHERE object_type_id IN {of_types}"),
+            format!("DELETE FROM sync_runs WHERE object_type_id IN {of_types}"),
+            "DELETE FROM folders WHERE source_id = $1".to_string(),
+            "DELETE FROM object_types WHERE source_id = $1".to_string(),
+            "DELETE FROM sources WHERE id = $1".to_string(),
+        ] {
+            exec(&txn, self.stmt(&sql, vec![source_id.to_string().into()])).await?;
+        }
+        txn.commit().await.map_err(db_error)?;
+        self.forget_source(source_id);
+        Ok(())
     }
 
     async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>> {
@@ -423,7 +582,8 @@ impl RecordStore for SeaOrmStore {
 
     async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source> {
         if let Ok(cache) = self.sources.read()
-            && let Some(s) = cache.get(&source_id)
+            && let Some((s, at)) = cache.get(&source_id)
+            && at.elapsed() < crate::SOURCE_CACHE_TTL
         {
             return if s.workspace_id == workspace_id {
                 Ok(s.clone())
@@ -449,7 +609,7 @@ impl RecordStore for SeaOrmStore {
             if cache.len() >= crate::SOURCE_CACHE_ENTRIES {
                 cache.clear();
             }
-            cache.insert(source_id, source.clone());
+            cache.insert(source_id, (source.clone(), std::time::Instant::now()));
         }
         Ok(source)
     }
@@ -603,6 +763,7 @@ impl RecordStore for SeaOrmStore {
     }
 
     async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome> {
+        inlet_core::input::check_record_write(&write)?;
         let scope = write.key.scope;
         let source = self.get_source(scope.workspace_id, scope.source_id).await?;
         let tag_rows = search::tag_rows(source.object_type(scope.object_type_id), &write.tags);
@@ -612,12 +773,10 @@ impl RecordStore for SeaOrmStore {
         let state = self
             .object_type_state(&txn, scope, self.for_share())
             .await?;
-        if let Some(n) = write.sync_number {
-            sync::check_sync_number(state.open_sync, n)?;
-        }
+        let sync_number = sync::resolve(write.sync_number, state.open_sync)?;
         let now = millis(&time::now());
         let extraction_failed = write.extraction.failure.is_some() && write.content.is_empty();
-        let new_membership = sync::membership(write.sync_number, state.current_sync, None);
+        let new_membership = sync::membership(sync_number, state.current_sync, None);
         let values: Vec<Value> = vec![
             Uuid::new_v4().to_string().into(),
             scope.object_type_id.to_string().into(),
@@ -636,7 +795,7 @@ impl RecordStore for SeaOrmStore {
             serde_json::to_string(&write.extraction)
                 .map_err(json_error)?
                 .into(),
-            write.sync_number.into(),
+            sync_number.into(),
             state.complete_floor.into(),
         ];
         // One statement creates version 1 or bumps the version atomically.
@@ -674,7 +833,7 @@ impl RecordStore for SeaOrmStore {
         self.count_event(
             &txn,
             scope.object_type_id,
-            write.sync_number,
+            sync_number,
             &write.key.external_id,
             SyncEvent::Uploaded { extraction_failed },
         )
@@ -691,6 +850,7 @@ impl RecordStore for SeaOrmStore {
     }
 
     async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record> {
+        inlet_core::input::check_external_id(&key.external_id)?;
         if let (sea_orm::DbBackend::Postgres, Some(n)) = (self.backend(), touch.sync_number)
             && let Some(record) = self
                 .touch_in_one_statement(key, n, touch.if_match.as_deref(), touch.event)
@@ -708,13 +868,11 @@ impl RecordStore for SeaOrmStore {
         let state = self
             .object_type_state(&txn, key.scope, self.for_share())
             .await?;
-        if let Some(n) = touch.sync_number {
-            sync::check_sync_number(state.open_sync, n)?;
-        }
+        let sync_number = sync::resolve(touch.sync_number, state.open_sync)?;
         let existing = self.read_record(&txn, key, true).await?;
         record::check_touch(existing.as_ref(), touch.if_match.as_deref())?;
         let mut record = existing.ok_or_else(|| Error::not_found("no current record"))?;
-        if let Some(n) = touch.sync_number {
+        if let Some(n) = sync_number {
             // The row is locked since it was checked, so no upload can slip in between.
             exec(
                 &txn,
@@ -733,7 +891,7 @@ impl RecordStore for SeaOrmStore {
         self.count_event(
             &txn,
             key.scope.object_type_id,
-            touch.sync_number,
+            sync_number,
             &key.external_id,
             touch.event,
         )
@@ -744,6 +902,7 @@ impl RecordStore for SeaOrmStore {
     }
 
     async fn get_record(&self, key: &RecordKey) -> Result<Record> {
+        inlet_core::input::check_external_id(&key.external_id)?;
         self.object_type_state(&self.db, key.scope, "").await?;
         self.read_record(&self.db, key, false)
             .await?
@@ -753,6 +912,7 @@ impl RecordStore for SeaOrmStore {
     }
 
     async fn delete_record(&self, key: &RecordKey) -> Result<()> {
+        inlet_core::input::check_external_id(&key.external_id)?;
         let _w = self.write_guard().await;
         self.object_type_state(&self.db, key.scope, "").await?;
         let changed = exec(

@@ -187,6 +187,35 @@ pub(crate) async fn index_record(
     Ok(())
 }
 
+/// Removes the index entries and tag rows of every record of a source (the source is being
+/// deleted, in the caller's transaction).
+pub(crate) async fn unindex_source(db: &impl ConnectionTrait, source_id: Uuid) -> Result<()> {
+    let backend = db.get_database_backend();
+    let of_source = "(SELECT id FROM records WHERE source_id = $1)";
+    let mut statements = vec![format!(
+        "DELETE FROM record_tags WHERE record_id IN {of_source}"
+    )];
+    match backend {
+        DbBackend::Postgres => {
+            statements.push(format!(
+                "DELETE FROM record_search WHERE record_id IN {of_source}"
+            ));
+            statements.push(format!(
+                "DELETE FROM record_words WHERE record_id IN {of_source}"
+            ));
+        }
+        _ => statements.push(
+            "DELETE FROM records_fts WHERE rowid IN \
+             (SELECT search_doc FROM records WHERE source_id = $1 AND search_doc IS NOT NULL)"
+                .into(),
+        ),
+    }
+    for sql in statements {
+        exec(db, stmt(backend, &sql, vec![source_id.to_string().into()])).await?;
+    }
+    Ok(())
+}
+
 /// Indexes every live record that has no index entry, oldest write first (so the write
 /// sequence follows the records' modification order). Run by the migrations that introduced
 /// the current index (SQLite: m0004; PostgreSQL: m0006).

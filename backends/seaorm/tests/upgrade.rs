@@ -67,6 +67,105 @@ async fn postgres_index_in_the_m0004_layout_is_found_after_the_upgrade() {
     common::PgSchema::drop_named(&schema.name).await;
 }
 
+#[tokio::test]
+async fn sqlite_duplicate_source_external_ids_survive_the_upgrade() {
+    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.join("old.db").display());
+    duplicate_external_ids(&url).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn postgres_duplicate_source_external_ids_survive_the_upgrade() {
+    let Some(schema) = common::PgSchema::create().await else {
+        return;
+    };
+    duplicate_external_ids(&schema.url).await;
+    common::PgSchema::drop_named(&schema.name).await;
+}
+
+/// Before m0007 a workspace could hold two sources with one externalId. After the upgrade both
+/// are read back unchanged, the oldest holds the externalId (a new duplicate conflicts naming
+/// it), and the younger can still be corrected and deleted.
+async fn duplicate_external_ids(url: &str) {
+    let db = Database::connect(url).await.unwrap();
+    let backend = db.get_database_backend();
+    Migrator::up(&db, Some(6)).await.unwrap();
+    let ws = uuid::Uuid::new_v4();
+    let sources: Vec<_> = (0..2)
+        .map(|_| inlet_core::testkit::test_source(ws))
+        .chain([inlet_core::testkit::test_source(uuid::Uuid::new_v4())])
+        .collect();
+    for (seq, source) in sources.iter().enumerate() {
+        db.execute_raw(Statement::from_sql_and_values(
+            backend,
+            "INSERT INTO sources (id, workspace_id, seq, body) VALUES ($1, $2, $3, $4)",
+            vec![
+                source.id.to_string().into(),
+                source.workspace_id.to_string().into(),
+                (seq as i64 + 1).into(),
+                serde_json::to_string(source).unwrap().into(),
+            ],
+        ))
+        .await
+        .unwrap();
+        let ot = &source.object_types[0];
+        db.execute_raw(Statement::from_sql_and_values(
+            backend,
+            "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, $4)",
+            vec![
+                ot.id.to_string().into(),
+                source.id.to_string().into(),
+                source.workspace_id.to_string().into(),
+                ot.name.clone().into(),
+            ],
+        ))
+        .await
+        .unwrap();
+    }
+    db.close().await.unwrap();
+
+    let store = SeaOrmStore::connect(url).await.unwrap();
+    assert_eq!(store.list_sources(ws).await.unwrap(), sources[..2]);
+    let (oldest, younger) = (&sources[0], &sources[1]);
+    match store
+        .create_source(&inlet_core::testkit::test_source(ws))
+        .await
+    {
+        Err(inlet_core::Error::Conflict(m)) => assert!(m.contains(&oldest.id.to_string()), "{m}"),
+        other => panic!("a third source with the externalId must conflict, got {other:?}"),
+    }
+    let renamed = store
+        .update_source(
+            ws,
+            younger.id,
+            Box::new(|s| {
+                s.patch(inlet_core::source::SourcePatch {
+                    name: Some("Younger".into()),
+                    track_status: None,
+                })
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(renamed.name, "Younger");
+    store.delete_source(ws, younger.id).await.unwrap();
+    assert_eq!(
+        store.list_sources(ws).await.unwrap(),
+        std::slice::from_ref(oldest)
+    );
+    // The other workspace's source with the same externalId is untouched.
+    let other = &sources[2];
+    assert_eq!(
+        store
+            .get_source(other.workspace_id, other.id)
+            .await
+            .unwrap(),
+        *other
+    );
+}
+
 /// Changes made to the database once it stands at the old version, before the upgrade.
 type Aged = fn(&DatabaseConnection) -> Pin<Box<dyn Future<Output = ()> + '_>>;
 

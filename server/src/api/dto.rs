@@ -240,49 +240,79 @@ impl From<CreateSource> for core_source::NewSource {
                 .application
                 .object_types
                 .into_iter()
-                .map(|o| core_source::NewObjectType {
-                    name: o.name,
-                    external_id: o.external_id,
-                    source_data_type: o.source_data_type.into(),
-                    data_type: o.data_type.map(Into::into),
-                    fields: o
-                        .fields
-                        .into_iter()
-                        .map(|f| core_source::NewField {
-                            name: f.name,
-                            content_selector: f.content_selector,
-                            data_type: f.data_type.into(),
-                        })
-                        .collect(),
-                    tag_configs: o
-                        .tag_configs
-                        .into_iter()
-                        .map(|t| core_source::NewTagConfig {
-                            tag_type: t.kind.into(),
-                            name: t.name,
-                            external_id: t.external_id,
-                            data_type: t.data_type.into(),
-                            allow_multiple_values: t.allow_multiple_values,
-                        })
-                        .collect(),
-                    facets: o
-                        .facets
-                        .into_iter()
-                        .map(|f| core_source::NewFacet {
-                            facet_type: f.kind.into(),
-                            name: f.name,
-                            tag_external_id: f.tag_config.external_id,
-                            target_type: f.target_type.map(Into::into),
-                            allow_multiple_values: f.allow_multiple_values,
-                        })
-                        .collect(),
-                    templates: o.templates.map(|t| core_source::Templates {
-                        title_template: t.title_template,
-                        external_url_template: t.external_url_template,
-                        search_template: t.search_template,
-                    }),
+                .map(Into::into)
+                .collect(),
+        }
+    }
+}
+
+impl From<ObjectTypeInput> for core_source::NewObjectType {
+    fn from(o: ObjectTypeInput) -> Self {
+        Self {
+            name: o.name,
+            external_id: o.external_id,
+            source_data_type: o.source_data_type.into(),
+            data_type: o.data_type.map(Into::into),
+            fields: o
+                .fields
+                .into_iter()
+                .map(|f| core_source::NewField {
+                    name: f.name,
+                    content_selector: f.content_selector,
+                    data_type: f.data_type.into(),
                 })
                 .collect(),
+            tag_configs: o.tag_configs.into_iter().map(Into::into).collect(),
+            facets: o.facets.into_iter().map(Into::into).collect(),
+            templates: o.templates.map(|t| core_source::Templates {
+                title_template: t.title_template,
+                external_url_template: t.external_url_template,
+                search_template: t.search_template,
+            }),
+        }
+    }
+}
+
+impl From<TagConfigInput> for core_source::NewTagConfig {
+    fn from(t: TagConfigInput) -> Self {
+        Self {
+            tag_type: t.kind.into(),
+            name: t.name,
+            external_id: t.external_id,
+            data_type: t.data_type.into(),
+            allow_multiple_values: t.allow_multiple_values,
+        }
+    }
+}
+
+impl From<FacetInput> for core_source::NewFacet {
+    fn from(f: FacetInput) -> Self {
+        Self {
+            facet_type: f.kind.into(),
+            name: f.name,
+            tag_external_id: f.tag_config.external_id,
+            target_type: f.target_type.map(Into::into),
+            allow_multiple_values: f.allow_multiple_values,
+        }
+    }
+}
+
+/// A change to a source's own settings (`PATCH /sources/{sourceId}`); absent fields keep their
+/// value. The source's externalId and object types are not changed here.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct PatchSource {
+    /// New display name.
+    pub name: Option<String>,
+    /// New trackStatus (true allows file uploads).
+    pub track_status: Option<bool>,
+}
+
+impl From<PatchSource> for core_source::SourcePatch {
+    fn from(p: PatchSource) -> Self {
+        Self {
+            name: p.name,
+            track_status: p.track_status,
         }
     }
 }
@@ -411,58 +441,64 @@ impl From<core_source::Source> for SourceOut {
                 track_status: s.track_status,
             },
             created_date: time::format(&s.created_date),
-            source_object_types: s
-                .object_types
+            source_object_types: s.object_types.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<core_source::ObjectType> for ObjectTypeOut {
+    fn from(o: core_source::ObjectType) -> Self {
+        Self {
+            id: o.id,
+            name: o.name,
+            external_id: o.external_id,
+            source_data_type: o.source_data_type.into(),
+            data_type: o.data_type.map(Into::into),
+            fields: o
+                .fields
                 .into_iter()
-                .map(|o| ObjectTypeOut {
-                    id: o.id,
-                    name: o.name,
-                    external_id: o.external_id,
-                    source_data_type: o.source_data_type.into(),
-                    data_type: o.data_type.map(Into::into),
-                    fields: o
-                        .fields
-                        .into_iter()
-                        .map(|f| FieldOut {
-                            id: f.id,
-                            name: f.name,
-                            content_selector: f.content_selector,
-                            data_type: f.data_type.into(),
-                        })
-                        .collect(),
-                    tag_configs: o
-                        .tag_configs
-                        .into_iter()
-                        .map(|t| TagConfigOut {
-                            id: t.id,
-                            kind: t.tag_type.into(),
-                            name: t.name,
-                            external_id: t.external_id,
-                            data_type: t.data_type.into(),
-                            allow_multiple_values: t.allow_multiple_values,
-                        })
-                        .collect(),
-                    facets: o
-                        .facets
-                        .into_iter()
-                        .map(|f| FacetOut {
-                            id: f.id,
-                            kind: f.facet_type.into(),
-                            name: f.name,
-                            tag_config: TagConfigRef {
-                                external_id: f.tag_external_id,
-                            },
-                            target_type: f.target_type.map(Into::into),
-                            allow_multiple_values: f.allow_multiple_values,
-                        })
-                        .collect(),
-                    templates: o.templates.map(|t| Templates {
-                        title_template: t.title_template,
-                        external_url_template: t.external_url_template,
-                        search_template: t.search_template,
-                    }),
+                .map(|f| FieldOut {
+                    id: f.id,
+                    name: f.name,
+                    content_selector: f.content_selector,
+                    data_type: f.data_type.into(),
                 })
                 .collect(),
+            tag_configs: o.tag_configs.into_iter().map(Into::into).collect(),
+            facets: o.facets.into_iter().map(Into::into).collect(),
+            templates: o.templates.map(|t| Templates {
+                title_template: t.title_template,
+                external_url_template: t.external_url_template,
+                search_template: t.search_template,
+            }),
+        }
+    }
+}
+
+impl From<core_source::TagConfig> for TagConfigOut {
+    fn from(t: core_source::TagConfig) -> Self {
+        Self {
+            id: t.id,
+            kind: t.tag_type.into(),
+            name: t.name,
+            external_id: t.external_id,
+            data_type: t.data_type.into(),
+            allow_multiple_values: t.allow_multiple_values,
+        }
+    }
+}
+
+impl From<core_source::Facet> for FacetOut {
+    fn from(f: core_source::Facet) -> Self {
+        Self {
+            id: f.id,
+            kind: f.facet_type.into(),
+            name: f.name,
+            tag_config: TagConfigRef {
+                external_id: f.tag_external_id,
+            },
+            target_type: f.target_type.map(Into::into),
+            allow_multiple_values: f.allow_multiple_values,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod apitokens;
 mod clients;
+mod document;
 pub mod dto;
 mod objects;
 mod search;
@@ -22,9 +23,6 @@ use crate::{problem::ApiError, state::AppState};
 
 /// Path prefix of the API.
 pub const PREFIX: &str = "/api/v1";
-
-/// Longest accepted externalId, in bytes.
-pub const MAX_EXTERNAL_ID_BYTES: usize = 1024;
 
 #[derive(Tags)]
 enum ApiTags {
@@ -77,120 +75,16 @@ pub fn service() -> OpenApiService<Apis, ()> {
          token (`Authorization: Bearer`); scope `read:*` allows reads only, `default` and `*:*` \
          everything. OAuth client maintenance takes an ADMIN's HTTP Basic credentials. Errors \
          are application/problem+json (RFC 9457); the OAuth2 endpoints answer RFC 6749 error \
-         bodies.",
+         bodies.\n\nInput rules (400 naming the field otherwise): path and query parameters, \
+         form fields and the tag header are strictly percent-encoded UTF-8 (write a literal `%` \
+         as `%25`) without control characters (U+0000-U+001F, U+007F). Record externalIds, tag \
+         values and checksums are at most 1,024 bytes, URLs 8,192. JSON bodies may hold any \
+         character but U+0000 and are stored as sent; NUL bytes are dropped from extracted \
+         text.",
     )
 }
 
-/// The published document: the generated one with each operation's OAuth2 scopes filled in
-/// (reads need `read:*`, writes `default`), which poem-openapi cannot express per scheme.
-pub fn document() -> String {
-    let raw = service().spec();
-    let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(&raw) else {
-        return raw;
-    };
-    if let Some(paths) = doc.get_mut("paths").and_then(|p| p.as_object_mut()) {
-        for item in paths.values_mut() {
-            let Some(item) = item.as_object_mut() else {
-                continue;
-            };
-            for (method, op) in item.iter_mut() {
-                let scope = if method == "get" { "read:*" } else { "default" };
-                let Some(security) = op.get_mut("security").and_then(|s| s.as_array_mut()) else {
-                    continue;
-                };
-                for requirement in security.iter_mut() {
-                    if let Some(scopes) = requirement.get_mut("oauth2") {
-                        *scopes = serde_json::json!([scope]);
-                    }
-                }
-            }
-        }
-    }
-    for_generators(&mut doc);
-    serde_json::to_string_pretty(&doc).unwrap_or(raw)
-}
-
-/// Rewrites what poem-openapi emits into forms client generators accept and that say what the
-/// server does (checked by generating a Python client and by schemathesis in CI):
-/// - `allOf: [{$ref: Enum}, {description}]` (poem's way of documenting an enum-typed field)
-///   becomes a plain `$ref`: generators refuse `allOf` over a non-object;
-/// - the tag header is an optional string, repeated once per value (an array header would be
-///   sent comma-joined, which the server does not split);
-/// - every operation with a body documents 415 (missing or wrong `Content-Type`);
-/// - the OAuth endpoints' 400 and 401 are RFC 6749 JSON bodies, not problem+json.
-fn for_generators(doc: &mut serde_json::Value) {
-    use serde_json::{Value, json};
-
-    fn plain_refs(v: &mut Value) {
-        match v {
-            Value::Object(map) => {
-                let replacement = map.get("allOf").and_then(Value::as_array).and_then(|all| {
-                    let r = all.iter().find_map(|x| x.get("$ref"))?.clone();
-                    let only_docs = all.iter().all(|x| {
-                        x.get("$ref").is_some()
-                            || x.as_object()
-                                .is_some_and(|o| o.keys().all(|k| k == "description"))
-                    });
-                    only_docs.then_some(r)
-                });
-                if let Some(r) = replacement {
-                    map.remove("allOf");
-                    map.insert("$ref".into(), r);
-                }
-                map.values_mut().for_each(plain_refs);
-            }
-            Value::Array(items) => items.iter_mut().for_each(plain_refs),
-            _ => {}
-        }
-    }
-    plain_refs(doc);
-
-    let problem = json!({"application/problem+json":
-        {"schema": {"$ref": "#/components/schemas/Problem"}}});
-    let oauth_error = json!({"application/json; charset=utf-8":
-        {"schema": {"$ref": "#/components/schemas/OAuthErrorBody"}}});
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
-        return;
-    };
-    for (path, item) in paths.iter_mut() {
-        let Some(item) = item.as_object_mut() else {
-            continue;
-        };
-        for op in item.values_mut() {
-            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
-                for p in params.iter_mut() {
-                    if p.get("name").and_then(Value::as_str) == Some("X-Service-Object-Tag") {
-                        p["required"] = json!(false);
-                        p["schema"] = json!({"type": "string"});
-                        p["description"] = json!(
-                            "`<tagExternalId>:<value>`. Optional and repeatable: send the \
-                             header once per value (values are not split at commas). The \
-                             upload's tags replace the record's."
-                        );
-                    }
-                }
-            }
-            let has_body = op.get("requestBody").is_some();
-            let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
-                continue;
-            };
-            if has_body && !responses.contains_key("415") {
-                responses.insert(
-                    "415".into(),
-                    json!({"description": "The `Content-Type` is missing or not accepted.",
-                           "content": problem.clone()}),
-                );
-            }
-            if path.starts_with("/oauth/") {
-                for code in ["400", "401"] {
-                    if let Some(r) = responses.get_mut(code) {
-                        r["content"] = oauth_error.clone();
-                    }
-                }
-            }
-        }
-    }
-}
+pub use document::document;
 
 /// The source and object type addressed by a request, confined to the caller's workspace.
 async fn object_type(

@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use inlet_core::{
-    Error,
+    Error, input,
     record::{self, Extraction, RecordKey, RecordWrite, Touch, UploadDecision},
     source::{Field, ObjectDataType, ObjectType, SourceDataType},
     structured,
@@ -21,7 +21,7 @@ use poem_openapi::{
 use uuid::Uuid;
 
 use super::{
-    ApiTags, MAX_EXTERNAL_ID_BYTES,
+    ApiTags,
     dto::{RecordMetadata, RecordOut},
     object_type,
     syncs::ensure_open,
@@ -56,11 +56,7 @@ enum NoContent {
 }
 
 fn record_key(scope: record::Scope, external_id: String) -> Result<RecordKey, ApiError> {
-    if external_id.len() > MAX_EXTERNAL_ID_BYTES {
-        return Err(ApiError::bad_request(format!(
-            "externalId is longer than {MAX_EXTERNAL_ID_BYTES} bytes"
-        )));
-    }
+    input::check_external_id(&external_id)?;
     Ok(RecordKey { scope, external_id })
 }
 
@@ -186,6 +182,7 @@ async fn prepare<'a>(
     external_id: String,
     sync_number: Option<i64>,
     checksum: Option<String>,
+    external_url: Option<&str>,
     tag_headers: &[String],
 ) -> Result<(ObjectType, Write<'a>), ApiError> {
     let principal = auth.writer()?;
@@ -196,6 +193,12 @@ async fn prepare<'a>(
         ));
     }
     let key = record_key(scope, external_id)?;
+    if let Some(c) = &checksum {
+        input::check_checksum("externalChecksum", c)?;
+    }
+    if let Some(url) = external_url {
+        input::check_url("externalUrl", url)?;
+    }
     let tags = tag::parse_tags(&ot, tag_headers.iter().map(|t| t.as_bytes()))?;
     for (tag_id, values) in &tags {
         if !inlet_core::search::is_folder_tag(&ot, tag_id) {
@@ -297,6 +300,7 @@ impl ObjectsApi {
             external_id.0,
             sync_number.0,
             external_checksum.0,
+            external_url.0.as_deref(),
             &tags.0,
         )
         .await?;
@@ -313,6 +317,7 @@ impl ObjectsApi {
                         .map_err(ApiError::internal)?
                         .map_err(ApiError::internal)?;
                     let mut record = json_record(&bytes)?;
+                    input::check_json("the record's JSON", &record)?;
                     let extracted = extraction::extract(state, file.file, &label).await;
                     structured::place_text(&mut record, &field.content_selector, extracted.text)?;
                     structured_content(&ot, &record, external_url, extracted.extraction)
@@ -375,6 +380,7 @@ impl ObjectsApi {
             external_id.0,
             sync_number.0,
             external_checksum.0,
+            external_url.0.as_deref(),
             &tags.0,
         )
         .await?;
@@ -384,6 +390,7 @@ impl ObjectsApi {
             ));
         }
         let record = body.0;
+        input::check_json("the record's JSON", &record)?;
         let external_url = external_url.0;
         write
             .store(async move {
@@ -440,9 +447,13 @@ impl ObjectsApi {
         let principal = auth.writer()?;
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
         let key = record_key(scope, external_id.0)?;
+        let if_match = if_match.0.as_deref().map(record::parse_if_match);
+        if let Some(m) = &if_match {
+            input::check_checksum("If-Match", m)?;
+        }
         let touch = Touch {
             sync_number: sync_number.0,
-            if_match: if_match.0.as_deref().map(record::parse_if_match),
+            if_match,
             event: SyncEvent::Touched,
         };
         state.records.touch_record(&key, touch).await?;

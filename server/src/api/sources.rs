@@ -1,13 +1,20 @@
-//! `POST /sources`, `GET /sources`, `GET /sources/{sourceId}`.
+//! Sources: create, list, read, and correct (`PATCH`, added object types, tag configs and
+//! facets, `DELETE`).
 
-use inlet_core::{source::NewSource, time};
+use inlet_core::{
+    source::{NewSource, ObjectType, Source},
+    time,
+};
 use poem::web::Data;
 use poem_openapi::{ApiResponse, OpenApi, param::Path, payload::Json};
 use uuid::Uuid;
 
 use super::{
     ApiTags,
-    dto::{CreateSource, SourceOut},
+    dto::{
+        CreateSource, FacetInput, FacetOut, ObjectTypeInput, ObjectTypeOut, PatchSource, SourceOut,
+        TagConfigInput, TagConfigOut,
+    },
 };
 use crate::{auth::Auth, problem::ApiError, state::AppState};
 
@@ -19,6 +26,69 @@ enum Created {
     /// The source was created; its id, object type ids and field ids are used in later calls.
     #[oai(status = 201)]
     Created(Json<SourceOut>),
+}
+
+#[derive(ApiResponse)]
+enum ObjectTypeCreated {
+    /// The object type was added; its id and its fields' ids are used in later calls.
+    #[oai(status = 201)]
+    Created(Json<ObjectTypeOut>),
+}
+
+#[derive(ApiResponse)]
+enum TagConfigCreated {
+    /// The tag config was added; uploads may carry the tag from now on.
+    #[oai(status = 201)]
+    Created(Json<TagConfigOut>),
+}
+
+#[derive(ApiResponse)]
+enum FacetCreated {
+    /// The facet was added.
+    #[oai(status = 201)]
+    Created(Json<FacetOut>),
+}
+
+#[derive(ApiResponse)]
+enum Deleted {
+    /// The source, its object types, records, folders and sync runs are gone.
+    #[oai(status = 204)]
+    Deleted,
+}
+
+/// Runs an edit that adds one item to a stored source; returns the source as stored and the
+/// new item's id.
+async fn add_to_source(
+    state: &AppState,
+    auth: &Auth,
+    source_id: Uuid,
+    add: impl FnOnce(&mut Source) -> inlet_core::Result<Uuid> + Send + 'static,
+) -> Result<(Source, Uuid), ApiError> {
+    let principal = auth.writer()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let source = state
+        .records
+        .update_source(
+            principal.workspace_id,
+            source_id,
+            Box::new(move |s| {
+                // The receiver lives until the store returns, so the send cannot fail.
+                let _ = tx.send(add(s)?);
+                Ok(())
+            }),
+        )
+        .await?;
+    let id = rx
+        .try_recv()
+        .map_err(|_| ApiError::internal("the source edit did not run"))?;
+    Ok((source, id))
+}
+
+/// An object type of a stored source, by id.
+fn object_type_of(source: &Source, id: Uuid) -> Result<&ObjectType, ApiError> {
+    source
+        .object_type(id)
+        .ok_or_else(|| ApiError::internal("the edited object type is missing"))
 }
 
 #[OpenApi(tag = "ApiTags::Sources", prefix_path = "/api/v1")]
@@ -67,5 +137,128 @@ impl SourcesApi {
             .get_source(principal.workspace_id, source_id.0)
             .await?;
         Ok(Json(source.into()))
+    }
+
+    /// Change a source's name or trackStatus; absent fields keep their value.
+    #[oai(
+        path = "/sources/:sourceId",
+        method = "patch",
+        operation_id = "updateSource"
+    )]
+    async fn update(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        body: Json<PatchSource>,
+    ) -> Result<Json<SourceOut>, ApiError> {
+        let principal = auth.writer()?;
+        let patch = body.0.into();
+        let source = state
+            .records
+            .update_source(
+                principal.workspace_id,
+                source_id.0,
+                Box::new(move |s| s.patch(patch)),
+            )
+            .await?;
+        Ok(Json(source.into()))
+    }
+
+    /// Add an object type to an existing source (validated as at creation).
+    #[oai(
+        path = "/sources/:sourceId/objecttypes",
+        method = "post",
+        operation_id = "addObjectType"
+    )]
+    async fn add_object_type(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        body: Json<ObjectTypeInput>,
+    ) -> Result<ObjectTypeCreated, ApiError> {
+        let new = body.0.into();
+        let (source, id) =
+            add_to_source(&state, &auth, source_id.0, move |s| s.add_object_type(new)).await?;
+        let ot = object_type_of(&source, id)?.clone();
+        Ok(ObjectTypeCreated::Created(Json(ot.into())))
+    }
+
+    /// Add a tag config to an object type; uploads may carry the tag from then on.
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId/tagconfigs",
+        method = "post",
+        operation_id = "addTagConfig"
+    )]
+    async fn add_tag_config(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+        body: Json<TagConfigInput>,
+    ) -> Result<TagConfigCreated, ApiError> {
+        let new = body.0.into();
+        let ot_id = object_type_id.0;
+        let (source, id) = add_to_source(&state, &auth, source_id.0, move |s| {
+            s.add_tag_config(ot_id, new)
+        })
+        .await?;
+        let tag = object_type_of(&source, ot_id)?
+            .tag_configs
+            .iter()
+            .find(|t| t.id == id)
+            .cloned()
+            .ok_or_else(|| ApiError::internal("the added tag config is missing"))?;
+        Ok(TagConfigCreated::Created(Json(tag.into())))
+    }
+
+    /// Add a facet over one of an object type's tag configs.
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId/facets",
+        method = "post",
+        operation_id = "addFacet"
+    )]
+    async fn add_facet(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+        body: Json<FacetInput>,
+    ) -> Result<FacetCreated, ApiError> {
+        let new = body.0.into();
+        let ot_id = object_type_id.0;
+        let (source, id) =
+            add_to_source(&state, &auth, source_id.0, move |s| s.add_facet(ot_id, new)).await?;
+        let facet = object_type_of(&source, ot_id)?
+            .facets
+            .iter()
+            .find(|f| f.id == id)
+            .cloned()
+            .ok_or_else(|| ApiError::internal("the added facet is missing"))?;
+        Ok(FacetCreated::Created(Json(facet.into())))
+    }
+
+    /// Delete a source with its object types, records, folders and sync runs. Refused with 409
+    /// while a sync of one of its object types is open (close it first; FAIL removes nothing).
+    #[oai(
+        path = "/sources/:sourceId",
+        method = "delete",
+        operation_id = "deleteSource"
+    )]
+    async fn delete(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+    ) -> Result<Deleted, ApiError> {
+        let principal = auth.writer()?;
+        state
+            .records
+            .delete_source(principal.workspace_id, source_id.0)
+            .await?;
+        Ok(Deleted::Deleted)
     }
 }

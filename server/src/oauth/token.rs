@@ -380,6 +380,15 @@ macro_rules! tri {
     };
 }
 
+/// The detail of an exchange refused after its code was redeemed: the code stays used up (single
+/// use, as OAuth 2.1 advises), and the caller should know no tokens came of it.
+fn burned(why: &str) -> String {
+    format!(
+        "{why}; the code is now used up (a code is single-use) and no tokens were issued: start \
+         a new authorization"
+    )
+}
+
 async fn code_grant(
     state: &AppState,
     client: &OAuthClient,
@@ -395,7 +404,12 @@ async fn code_grant(
             tracing::warn!(client = %c.client_id, revoked, "authorization code replayed; its tokens are revoked");
             return Ok(Err(fail(
                 "invalid_grant",
-                "the code was already used; the tokens issued from it are revoked",
+                if revoked > 0 {
+                    "the code was already used; the tokens issued from it are revoked"
+                } else {
+                    "the code was already used by an exchange that failed, so no tokens were \
+                     issued from it; start a new authorization"
+                },
             )));
         }
         Redemption::Unknown => {
@@ -405,16 +419,20 @@ async fn code_grant(
     if code.client_id != client.id {
         return Ok(Err(fail(
             "invalid_grant",
-            "the code was issued to another client",
+            burned("the code was issued to another client"),
         )));
     }
     if code.expires_at <= time::now() {
-        return Ok(Err(fail("invalid_grant", "the code has expired")));
+        return Ok(Err(fail("invalid_grant", burned("the code has expired"))));
     }
     if p.get("redirect_uri") != Some(code.redirect_uri.as_str()) {
         return Ok(Err(fail(
             "invalid_grant",
-            "redirect_uri must equal the one of the authorization request",
+            burned(&format!(
+                "redirect_uri {} is not the one of the authorization request",
+                p.get("redirect_uri")
+                    .map_or_else(|| "is missing and".to_string(), |r| format!("'{r}'"))
+            )),
         )));
     }
     if let Some(scope) = p.get("scope")
@@ -422,7 +440,7 @@ async fn code_grant(
     {
         return Ok(Err(fail(
             "invalid_scope",
-            "scope must equal the authorized scope",
+            burned("scope must equal the authorized scope"),
         )));
     }
     match (&code.code_challenge, p.get("code_verifier")) {
@@ -430,16 +448,22 @@ async fn code_grant(
         (Some(challenge), Some(verifier)) => {
             let computed = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
             if !super::secrets_equal(&computed, challenge) {
-                return Ok(Err(fail("invalid_grant", "code_verifier does not match")));
+                return Ok(Err(fail(
+                    "invalid_grant",
+                    burned("code_verifier does not match"),
+                )));
             }
         }
         (Some(_), None) => {
-            return Ok(Err(fail("invalid_grant", "code_verifier is required")));
+            return Ok(Err(fail(
+                "invalid_grant",
+                burned("code_verifier is required"),
+            )));
         }
         (None, Some(_)) => {
             return Ok(Err(fail(
                 "invalid_grant",
-                "code_verifier given but the authorization request had no code_challenge",
+                burned("code_verifier given but the authorization request had no code_challenge"),
             )));
         }
     }

@@ -35,7 +35,9 @@ start_server() {
   fi
   PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
   BASE_URL="http://127.0.0.1:$PORT"
-  "$INLET_BIN" serve --bind "127.0.0.1:$PORT" --database "sqlite://$WORK/inlet.db?mode=rwc" \
+  # INLET_TEST_DATABASE: another database URL (e.g. a PostgreSQL database to run against).
+  NO_COLOR=1 "$INLET_BIN" serve --bind "127.0.0.1:$PORT" \
+    --database "${INLET_TEST_DATABASE:-sqlite://$WORK/inlet.db?mode=rwc}" \
     >"$WORK/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do

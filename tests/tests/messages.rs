@@ -1,0 +1,329 @@
+//! End-to-end: every 4xx speaks the API's language. A walk over every operation of the published
+//! document with a malformed value of each parameter kind, malformed and mistyped JSON bodies and
+//! a wrong Content-Type; no detail may carry framework words (`string_uuid`, `integer_int64`,
+//! `param0`, `Input`). Plus the exact messages of a newcomer's usual mistakes.
+
+use inlet_tests::{ADMIN_EMAIL, ADMIN_TOKEN, TestServer, assert_no_internals, expect_problem};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+/// Words of the framework's that must never reach a caller.
+const FRAMEWORK: &[&str] = &[
+    "string_uuid",
+    "integer_int64",
+    "integer_uint32",
+    "param0",
+    "param1",
+    "Input\"",
+    "Expected input type",
+    "parse request payload",
+    "failed to parse",
+    "occurred while parsing",
+];
+
+fn assert_our_words(what: &str, body: &str) {
+    assert_no_internals(body);
+    for word in FRAMEWORK {
+        assert!(
+            !body.contains(word),
+            "{what}: framework words ({word:?}) in {body}"
+        );
+    }
+}
+
+/// A malformed value for a parameter of this schema, when one exists.
+fn malformed(schema: &Value) -> Option<&'static str> {
+    match (
+        schema.get("type").and_then(Value::as_str),
+        schema.get("format").and_then(Value::as_str),
+    ) {
+        (Some("string"), Some("uuid")) => Some("not-a-uuid"),
+        (Some("integer"), _) => Some("abc"),
+        (Some("boolean"), _) => Some("maybe"),
+        (Some("string"), Some("date-time")) => Some("yesterday"),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn every_operation_refuses_malformed_input_in_our_words() {
+    let s = TestServer::start().await;
+    let p = s.record_source().await;
+    let doc: Value = serde_json::from_str(&inlet_server::openapi_json()).unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    let mut checked = 0;
+    for (template, item) in paths {
+        for (method, op) in item.as_object().unwrap() {
+            let params = op["parameters"].as_array().cloned().unwrap_or_default();
+            let good = |name: &str| match name {
+                "sourceId" => p.source_id.clone(),
+                "objectTypeId" => p.object_type_id.clone(),
+                "syncNumber" => "1".into(),
+                _ => "x".into(),
+            };
+            let fill = |bad: Option<&str>| {
+                let mut path = template.clone();
+                for param in params.iter().filter(|q| q["in"] == "path") {
+                    let name = param["name"].as_str().unwrap();
+                    let value = if Some(name) == bad {
+                        malformed(&param["schema"]).unwrap_or("x").to_string()
+                    } else {
+                        good(name)
+                    };
+                    path = path.replace(&format!("{{{name}}}"), &value);
+                }
+                format!("{}{path}", s.base)
+            };
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let send = |url: String| {
+                s.client
+                    .request(method.clone(), url)
+                    .basic_auth(ADMIN_EMAIL, Some(ADMIN_TOKEN))
+            };
+            // Each malformed path or query parameter.
+            for param in &params {
+                let (Some(name), Some(bad)) = (param["name"].as_str(), malformed(&param["schema"]))
+                else {
+                    continue;
+                };
+                let resp = match param["in"].as_str() {
+                    Some("path") => send(fill(Some(name))).send().await.unwrap(),
+                    Some("query") => send(format!("{}?{name}={bad}", fill(None)))
+                        .send()
+                        .await
+                        .unwrap(),
+                    _ => continue,
+                };
+                let status = resp.status();
+                let body = resp.text().await.unwrap();
+                let what = format!("{method} {template} with {name}={bad}");
+                assert!(status.is_client_error(), "{what}: {status} {body}");
+                assert_our_words(&what, &body);
+                if param["in"] == "path" || !template.starts_with("/oauth") {
+                    assert!(
+                        body.contains(name),
+                        "{what}: the detail should name {name}: {body}"
+                    );
+                }
+                checked += 1;
+            }
+            // Bodies: mistyped JSON, an unknown field, a wrong Content-Type.
+            let Some(content) = op
+                .pointer("/requestBody/content")
+                .and_then(Value::as_object)
+            else {
+                continue;
+            };
+            if content.keys().any(|m| m.starts_with("application/json")) {
+                for body in ["{\"a\":", "[1,2]", "{\"zzzz_unknown\": 1}"] {
+                    let resp = send(fill(None))
+                        .header("content-type", "application/json")
+                        .body(body)
+                        .send()
+                        .await
+                        .unwrap();
+                    let status = resp.status();
+                    let text = resp.text().await.unwrap();
+                    let what = format!("{method} {template} with body {body}");
+                    assert!(
+                        status.is_client_error() || status.is_success(),
+                        "{what}: {status}"
+                    );
+                    assert_our_words(&what, &text);
+                    checked += 1;
+                }
+            }
+            let resp = send(fill(None))
+                .header("content-type", "text/markdown")
+                .body("# hello")
+                .send()
+                .await
+                .unwrap();
+            let status = resp.status();
+            let text = resp.text().await.unwrap();
+            let what = format!("{method} {template} with text/markdown");
+            assert!(status.is_client_error(), "{what}: {status} {text}");
+            assert_our_words(&what, &text);
+            checked += 1;
+        }
+    }
+    assert!(checked > 40, "only {checked} requests were checked");
+}
+
+#[tokio::test]
+async fn a_newcomers_mistakes_get_messages_that_say_what_to_do() {
+    let s = TestServer::start().await;
+    let p = s.record_source().await;
+
+    // A source's externalId where its id belongs.
+    let resp = s
+        .req(Method::GET, "/sources/files/objecttypes/x/syncs")
+        .send()
+        .await
+        .unwrap();
+    let d = expect_problem(resp, 400).await;
+    assert_eq!(
+        d,
+        "path parameter sourceId must be a UUID: the source's `id` from the create-source \
+         answer, not its externalId (got \"files\")"
+    );
+
+    // syncNumber=abc.
+    let resp = s
+        .req(Method::PUT, &p.object("a"))
+        .query(&[("syncNumber", "abc")])
+        .send()
+        .await
+        .unwrap();
+    let d = expect_problem(resp, 400).await;
+    assert!(
+        d.starts_with("query parameter syncNumber must be an integer"),
+        "{d}"
+    );
+
+    // A close operation that does not exist.
+    let resp = s
+        .req(Method::PUT, &format!("{}/1", p.syncs()))
+        .json(&json!({"operation": "DONE"}))
+        .send()
+        .await
+        .unwrap();
+    let d = expect_problem(resp, 400).await;
+    assert_eq!(
+        d,
+        "operation must be one of COMPLETE, COMPLETE_INCREMENTAL, FAIL; found \"DONE\""
+    );
+
+    // A close without Content-Type.
+    let resp = s
+        .req(Method::PUT, &format!("{}/1", p.syncs()))
+        .body("{\"operation\": \"COMPLETE\"}")
+        .send()
+        .await
+        .unwrap();
+    let d = expect_problem(resp, 415).await;
+    assert!(d.contains("send the body as application/json"), "{d}");
+
+    // A raw file body instead of multipart.
+    let resp = s
+        .req(Method::PUT, &format!("{}/file", p.object("a")))
+        .header("content-type", "text/markdown")
+        .body("# notes")
+        .send()
+        .await
+        .unwrap();
+    let d = expect_problem(resp, 415).await;
+    assert!(
+        d.contains("send multipart/form-data with the file in a part named `file`"),
+        "{d}"
+    );
+
+    // A null where a string belongs, and a wrong-case field.
+    let mut body = inlet_tests::record_source("nulls");
+    body["config"]["name"] = Value::Null;
+    let resp = s
+        .req(Method::POST, "/sources")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_problem(resp, 400).await,
+        "config.name must be a string; found null"
+    );
+    let mut body = inlet_tests::record_source("typo");
+    let config = body["config"].as_object_mut().unwrap();
+    config.remove("trackStatus");
+    config.insert("trackstatus".into(), json!(true));
+    let resp = s
+        .req(Method::POST, "/sources")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_problem(resp, 400).await,
+        "unknown field \"trackstatus\" in config; did you mean \"trackStatus\"?"
+    );
+
+    // An unknown endpoint.
+    let resp = s.req(Method::GET, "/nowhere").send().await.unwrap();
+    let d = expect_problem(resp, 404).await;
+    assert!(d.contains("/docs"), "{d}");
+}
+
+#[tokio::test]
+async fn credential_mistakes_say_which_scheme_goes_where() {
+    use inlet_tests::oauth::{Browser, auth_params, create_client};
+    let s = TestServer::start().await;
+
+    // An API token sent as Bearer.
+    let resp = s
+        .client
+        .get(s.url("/sources"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let d = expect_problem(resp, 401).await;
+    assert!(
+        d.contains("this is an API token") && d.contains("HTTP Basic"),
+        "{d}"
+    );
+
+    // A real access token on the Basic-only client maintenance endpoints.
+    let client = create_client(&s, &["*:*"]).await;
+    let params = auth_params(&client, "*:*", "st");
+    let code = Browser::new(&s).admin_code(&params).await;
+    let exchange = |code: String, redirect: &'static str| {
+        let client = client.clone();
+        let s = &s;
+        async move {
+            let resp = s
+                .client
+                .post(format!("{}/oauth/token", s.base))
+                .form(&[
+                    ("grant_type", "authorization_code"),
+                    ("code", code.as_str()),
+                    ("client_id", client.id.as_str()),
+                    ("client_secret", client.secret.as_str()),
+                    ("redirect_uri", redirect),
+                ])
+                .send()
+                .await
+                .unwrap();
+            (resp.status().as_u16(), resp.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, tokens) = exchange(code, inlet_tests::oauth::REDIRECT_URI).await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let resp = s
+        .client
+        .get(s.url("/oauthclients"))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap();
+    let d = expect_problem(resp, 401).await;
+    assert!(
+        d.contains("HTTP Basic only") && d.contains("Bearer tokens are not accepted here"),
+        "{d}"
+    );
+
+    // A mistyped redirect_uri: the code is used up, and the messages say no tokens came of it.
+    let code = Browser::new(&s).admin_code(&params).await;
+    let (status, e) = exchange(code.clone(), "https://app.example.test/calback").await;
+    assert_eq!(status, 400);
+    let d = e["error_description"].as_str().unwrap_or_default();
+    assert!(
+        d.contains("'https://app.example.test/calback' is not the one of the authorization")
+            && d.contains("no tokens were issued"),
+        "{d}"
+    );
+    let (status, e) = exchange(code, inlet_tests::oauth::REDIRECT_URI).await;
+    assert_eq!(status, 400);
+    let d = e["error_description"].as_str().unwrap_or_default();
+    assert!(d.contains("no tokens were issued from it"), "{d}");
+    assert!(!d.contains("are revoked"), "{d}");
+}
