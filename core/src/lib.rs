@@ -2,6 +2,7 @@
 
 pub mod error;
 pub mod extract;
+pub mod index;
 pub mod input;
 pub mod oauth;
 pub mod record;

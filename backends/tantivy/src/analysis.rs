@@ -1,0 +1,671 @@
+//! Text analysis, the same for documents and queries (DESIGN 7): what a word is, how it is
+//! folded, split and stemmed.
+//!
+//! - A word is a run of letters and digits; everything else separates words. Each Chinese,
+//!   Japanese or Korean character is a word of its own, so `東京` is found in `東京都` as the
+//!   phrase of its characters, without a dictionary.
+//! - Folding: compatibility decomposition (NFKD), combining marks dropped, lowercase: `Café`
+//!   and `cafe` are one word.
+//! - A word made of parts (camelCase, letters and digits: `budgetReport2024`, `XMLParser`) is
+//!   indexed whole (`budgetreport2024`) and as its parts (`budget`, `report`, `2024`) at
+//!   consecutive positions, so a file name is found by any of its words or by its phrase.
+//! - Stemming uses the Snowball stemmer of the record's language (detected per record); the
+//!   stemmed words go to their own fields, beside the unstemmed ones.
+
+use tantivy::tokenizer::{
+    Language, Stemmer, TextAnalyzer, Token as TantivyToken, TokenStream, Tokenizer,
+};
+use unicode_normalization::{UnicodeNormalization, char::is_combining_mark};
+
+/// Longest word indexed, in bytes; longer runs (hashes, base64) are skipped.
+pub const MAX_WORD_BYTES: usize = 64;
+
+/// Whether `c` is a Chinese, Japanese or Korean character that forms a word by itself.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // hiragana, katakana
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xAC00..=0xD7AF    // hangul syllables
+        | 0xF900..=0xFAFF    // compatibility ideographs
+        | 0x20000..=0x2FA1F) // extensions B–F, supplement
+}
+
+/// One analyzed word of a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// Folded text.
+    pub text: String,
+    /// Byte range in the original text.
+    pub from: usize,
+    /// End of the byte range.
+    pub to: usize,
+    /// Word position (a whole compound shares its first part's position).
+    pub position: usize,
+    /// `true` for the whole of a word that is also indexed as its parts.
+    pub compound: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Upper,
+    Lower,
+    Digit,
+}
+
+fn class(c: char) -> Class {
+    if c.is_numeric() {
+        Class::Digit
+    } else if c.is_uppercase() {
+        Class::Upper
+    } else {
+        Class::Lower
+    }
+}
+
+/// A run of letters and digits: (original char, its folded text, byte range).
+type Run = Vec<(char, String, usize, usize)>;
+
+/// The words of `text`, in order ([module docs](self)).
+pub fn words(text: &str) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut position = 0usize;
+    let mut run: Run = Vec::new();
+    for (at, c) in text.char_indices() {
+        let end = at + c.len_utf8();
+        if is_cjk(c) {
+            flush(&mut run, &mut out, &mut position);
+            let folded: String = fold_char(c);
+            out.push(Word {
+                text: folded,
+                from: at,
+                to: end,
+                position,
+                compound: false,
+            });
+            position += 1;
+        } else if c.is_alphanumeric() {
+            run.push((c, fold_char(c), at, end));
+        } else if is_combining_mark(c) && !run.is_empty() {
+            // A combining mark after a letter belongs to it (and folds away).
+            if let Some(last) = run.last_mut() {
+                last.3 = end;
+            }
+        } else {
+            flush(&mut run, &mut out, &mut position);
+        }
+    }
+    flush(&mut run, &mut out, &mut position);
+    out
+}
+
+fn fold_char(c: char) -> String {
+    c.nfkd()
+        .flat_map(char::to_lowercase)
+        .filter(|c| !is_combining_mark(*c))
+        .collect()
+}
+
+/// Where a run splits into parts: lower→Upper (`budgetReport`), letter↔digit (`q3`, `2024x`),
+/// and before the last capital of a capital run followed by a lowercase letter (`XMLParser`).
+fn parts(run: &Run) -> Vec<(usize, usize)> {
+    let mut bounds = vec![0];
+    for i in 1..run.len() {
+        let (a, b) = (class(run[i - 1].0), class(run[i].0));
+        let split = match (a, b) {
+            (Class::Lower, Class::Upper) => true,
+            (Class::Digit, Class::Lower | Class::Upper)
+            | (Class::Lower | Class::Upper, Class::Digit) => true,
+            (Class::Upper, Class::Upper) => {
+                run.get(i + 1).is_some_and(|n| class(n.0) == Class::Lower)
+            }
+            _ => false,
+        };
+        if split {
+            bounds.push(i);
+        }
+    }
+    bounds.push(run.len());
+    bounds.windows(2).map(|w| (w[0], w[1])).collect()
+}
+
+fn flush(run: &mut Run, out: &mut Vec<Word>, position: &mut usize) {
+    if run.is_empty() {
+        return;
+    }
+    let text = |r: &[(char, String, usize, usize)]| r.iter().map(|x| x.1.as_str()).collect();
+    let pieces = parts(run);
+    let whole: String = text(run);
+    let (from, to) = (run[0].2, run[run.len() - 1].3);
+    if pieces.len() > 1 && whole.len() <= MAX_WORD_BYTES {
+        out.push(Word {
+            text: whole,
+            from,
+            to,
+            position: *position,
+            compound: true,
+        });
+    }
+    if pieces.len() == 1 {
+        let w: String = text(run);
+        if !w.is_empty() && w.len() <= MAX_WORD_BYTES {
+            out.push(Word {
+                text: w,
+                from,
+                to,
+                position: *position,
+                compound: false,
+            });
+        }
+        *position += 1;
+    } else {
+        for (a, b) in pieces {
+            let w: String = text(&run[a..b]);
+            if !w.is_empty() && w.len() <= MAX_WORD_BYTES {
+                out.push(Word {
+                    text: w,
+                    from: run[a].2,
+                    to: run[b - 1].3,
+                    position: *position,
+                    compound: false,
+                });
+            }
+            *position += 1;
+        }
+    }
+    run.clear();
+}
+
+/// The languages whose words are stemmed, by detection. Others are indexed unstemmed.
+pub fn detect(text: &str) -> Option<Language> {
+    // A few kilobytes say what language a text is in; more only costs time.
+    let mut end = text.len().min(4096);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let info = whatlang::detect(&text[..end])?;
+    if !info.is_reliable() && text.len() > 200 {
+        return None;
+    }
+    to_language(info.lang())
+}
+
+/// The language of a query: detected when the detector is confident, else English (the
+/// language most workspaces write in; documented in docs/search.md).
+pub fn query_language(text: &str) -> Language {
+    whatlang::detect(text)
+        .filter(|i| i.is_reliable())
+        .and_then(|i| to_language(i.lang()))
+        .unwrap_or(Language::English)
+}
+
+fn to_language(lang: whatlang::Lang) -> Option<Language> {
+    use whatlang::Lang as L;
+    Some(match lang {
+        L::Ara => Language::Arabic,
+        L::Dan => Language::Danish,
+        L::Nld => Language::Dutch,
+        L::Eng => Language::English,
+        L::Fin => Language::Finnish,
+        L::Fra => Language::French,
+        L::Deu => Language::German,
+        L::Ell => Language::Greek,
+        L::Hun => Language::Hungarian,
+        L::Ita => Language::Italian,
+        L::Nob => Language::Norwegian,
+        L::Por => Language::Portuguese,
+        L::Ron => Language::Romanian,
+        L::Rus => Language::Russian,
+        L::Spa => Language::Spanish,
+        L::Swe => Language::Swedish,
+        L::Tam => Language::Tamil,
+        L::Tur => Language::Turkish,
+        _ => return None,
+    })
+}
+
+/// A short stable name of a language, as the index stores it.
+pub fn language_code(lang: Option<Language>) -> &'static str {
+    match lang {
+        None => "",
+        Some(l) => match l {
+            Language::Arabic => "ar",
+            Language::Danish => "da",
+            Language::Dutch => "nl",
+            Language::English => "en",
+            Language::Finnish => "fi",
+            Language::French => "fr",
+            Language::German => "de",
+            Language::Greek => "el",
+            Language::Hungarian => "hu",
+            Language::Italian => "it",
+            Language::Norwegian => "no",
+            Language::Portuguese => "pt",
+            Language::Romanian => "ro",
+            Language::Russian => "ru",
+            Language::Spanish => "es",
+            Language::Swedish => "sv",
+            Language::Tamil => "ta",
+            Language::Turkish => "tr",
+        },
+    }
+}
+
+/// The language of a [`language_code`].
+pub fn from_code(code: &str) -> Option<Language> {
+    ALL.iter()
+        .copied()
+        .find(|l| language_code(Some(*l)) == code)
+}
+
+const ALL: [Language; 18] = [
+    Language::Arabic,
+    Language::Danish,
+    Language::Dutch,
+    Language::English,
+    Language::Finnish,
+    Language::French,
+    Language::German,
+    Language::Greek,
+    Language::Hungarian,
+    Language::Italian,
+    Language::Norwegian,
+    Language::Portuguese,
+    Language::Romanian,
+    Language::Russian,
+    Language::Spanish,
+    Language::Swedish,
+    Language::Tamil,
+    Language::Turkish,
+];
+
+/// `word` stemmed in `lang` (unchanged without a language).
+pub fn stem(lang: Option<Language>, word: &str) -> String {
+    let Some(lang) = lang else {
+        return word.to_string();
+    };
+    let mut analyzer = TextAnalyzer::builder(Verbatim)
+        .filter(Stemmer::new(lang))
+        .build();
+    let mut stream = analyzer.token_stream(word);
+    let mut out = word.to_string();
+    if stream.advance() {
+        out = stream.token().text.clone();
+    }
+    out
+}
+
+/// Common words of a language that a natural-language query drops when it has other words
+/// (`how does the model explain adoption` searches for `model explain adoption`).
+pub fn is_stopword(lang: Language, word: &str) -> bool {
+    if lang == Language::English {
+        return ENGLISH_STOPWORDS.contains(&word);
+    }
+    let Some(filter) = tantivy::tokenizer::StopWordFilter::new(lang) else {
+        return false;
+    };
+    let mut analyzer = TextAnalyzer::builder(Verbatim).filter(filter).build();
+    let mut stream = analyzer.token_stream(word);
+    !stream.advance()
+}
+
+/// English stop words: the Snowball project's list (snowballstem.org, BSD licence), which
+/// unlike Lucene's short list holds the words questions are made of (`how`, `does`, `what`).
+/// Contractions appear as our tokenizer splits them (`isn't` is `isn` and `t`).
+const ENGLISH_STOPWORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "aren",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "cannot",
+    "could",
+    "couldn",
+    "d",
+    "did",
+    "didn",
+    "do",
+    "does",
+    "doesn",
+    "doing",
+    "don",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "hadn",
+    "has",
+    "hasn",
+    "have",
+    "haven",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "isn",
+    "it",
+    "its",
+    "itself",
+    "let",
+    "ll",
+    "m",
+    "me",
+    "more",
+    "most",
+    "mustn",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "ought",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "re",
+    "s",
+    "same",
+    "shan",
+    "she",
+    "should",
+    "shouldn",
+    "so",
+    "some",
+    "such",
+    "t",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "ve",
+    "very",
+    "was",
+    "wasn",
+    "we",
+    "were",
+    "weren",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "with",
+    "won",
+    "would",
+    "wouldn",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// Our word rules as a tantivy tokenizer (for fields tantivy analyzes itself and for snippets).
+#[derive(Clone, Default)]
+pub struct InletTokenizer;
+
+/// Tokens computed up front.
+pub struct VecTokenStream {
+    tokens: Vec<TantivyToken>,
+    next: usize,
+}
+
+impl TokenStream for VecTokenStream {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+    fn token(&self) -> &TantivyToken {
+        &self.tokens[self.next - 1]
+    }
+    fn token_mut(&mut self) -> &mut TantivyToken {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
+impl Tokenizer for InletTokenizer {
+    type TokenStream<'a> = VecTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
+        VecTokenStream {
+            tokens: words(text).into_iter().map(to_token).collect(),
+            next: 0,
+        }
+    }
+}
+
+/// The text as one token (to run a single word through a filter).
+#[derive(Clone, Default)]
+struct Verbatim;
+
+impl Tokenizer for Verbatim {
+    type TokenStream<'a> = VecTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
+        VecTokenStream {
+            tokens: vec![TantivyToken {
+                offset_from: 0,
+                offset_to: text.len(),
+                position: 0,
+                text: text.to_string(),
+                position_length: 1,
+            }],
+            next: 0,
+        }
+    }
+}
+
+/// A word as a tantivy token.
+pub fn to_token(w: Word) -> TantivyToken {
+    TantivyToken {
+        offset_from: w.from,
+        offset_to: w.to,
+        position: w.position,
+        text: w.text,
+        position_length: 1,
+    }
+}
+
+/// A tantivy analyzer with our word rules, stemming in `lang` when given.
+pub fn analyzer(lang: Option<Language>) -> TextAnalyzer {
+    match lang {
+        Some(l) => TextAnalyzer::builder(InletTokenizer)
+            .filter(Stemmer::new(l))
+            .build(),
+        None => TextAnalyzer::from(InletTokenizer),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(s: &str) -> Vec<(String, usize)> {
+        words(s).into_iter().map(|w| (w.text, w.position)).collect()
+    }
+
+    #[test]
+    fn folds_accents_and_case() {
+        assert_eq!(
+            texts("Café CRÈME"),
+            vec![("cafe".into(), 0), ("creme".into(), 1)]
+        );
+        assert_eq!(
+            texts("ﬁle Straße"),
+            vec![("file".into(), 0), ("straße".into(), 1)]
+        );
+    }
+
+    #[test]
+    fn file_names_split_at_separators_camel_case_and_digits() {
+        let got: Vec<String> = words("Q3_budgetReport-final.v2.xlsx")
+            .into_iter()
+            .map(|w| w.text)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "q3",
+                "q",
+                "3",
+                "budgetreport",
+                "budget",
+                "report",
+                "final",
+                "v2",
+                "v",
+                "2",
+                "xlsx"
+            ]
+        );
+        let got: Vec<(String, usize)> = texts("XMLParser");
+        assert_eq!(
+            got,
+            vec![
+                ("xmlparser".into(), 0),
+                ("xml".into(), 0),
+                ("parser".into(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn parts_take_consecutive_positions() {
+        // "budget report" as a phrase finds budgetReport: parts at 0 and 1, next word at 2.
+        assert_eq!(
+            texts("budgetReport plan"),
+            vec![
+                ("budgetreport".into(), 0),
+                ("budget".into(), 0),
+                ("report".into(), 1),
+                ("plan".into(), 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn cjk_characters_are_words() {
+        assert_eq!(
+            texts("東京都の会議 notes"),
+            vec![
+                ("東".into(), 0),
+                ("京".into(), 1),
+                ("都".into(), 2),
+                ("の".into(), 3),
+                ("会".into(), 4),
+                ("議".into(), 5),
+                ("notes".into(), 6)
+            ]
+        );
+    }
+
+    #[test]
+    fn offsets_point_into_the_original() {
+        let s = "Ünïcode café";
+        for w in words(s) {
+            assert!(s.is_char_boundary(w.from) && s.is_char_boundary(w.to));
+        }
+        assert_eq!(&s[words(s)[1].from..words(s)[1].to], "café");
+    }
+
+    #[test]
+    fn long_runs_are_skipped_but_keep_their_position() {
+        let long = "a".repeat(MAX_WORD_BYTES + 1);
+        assert_eq!(
+            texts(&format!("x {long} y")),
+            vec![("x".into(), 0), ("y".into(), 2)]
+        );
+    }
+
+    #[test]
+    fn stems_by_language() {
+        assert_eq!(stem(Some(Language::English), "adoption"), "adopt");
+        assert_eq!(stem(Some(Language::English), "explains"), "explain");
+        assert_eq!(stem(Some(Language::German), "vertragen"), "vertrag");
+        assert_eq!(stem(None, "running"), "running");
+    }
+
+    #[test]
+    fn detects_languages() {
+        assert_eq!(
+            detect("The quick brown fox jumps over the lazy dog while the farmer watches."),
+            Some(Language::English)
+        );
+        assert_eq!(
+            detect(
+                "Der schnelle braune Fuchs springt über den faulen Hund, während der Bauer zusieht."
+            ),
+            Some(Language::German)
+        );
+        assert_eq!(query_language("zzz"), Language::English);
+    }
+
+    #[test]
+    fn stopwords() {
+        assert!(is_stopword(Language::English, "the"));
+        assert!(is_stopword(Language::English, "does"));
+        assert!(!is_stopword(Language::English, "model"));
+    }
+}

@@ -1,0 +1,637 @@
+//! Inlet's search index on [tantivy] (DESIGN 7): one [`SearchIndex`] for every record store, so
+//! ranking, analysis and results never depend on the store.
+//!
+//! Each record is one document: raw id, workspace, source and object type for filters; title
+//! and text twice (exact words, and words stemmed in the record's detected language, see
+//! [`analysis`]); tag values as facets (`/<tag>/<value>`) for exact filters and counts; the
+//! dates as fast fields; and what a result shows, stored. The log position applied is the
+//! commit's payload, so a reopened index knows where to resume.
+//!
+//! [tantivy]: https://github.com/quickwit-oss/tantivy
+
+pub mod analysis;
+pub mod query;
+
+use std::{
+    collections::{BTreeMap, VecDeque},
+    ops::Bound,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
+use inlet_core::{
+    Error, Result,
+    index::{Hit, Hits, IndexBatch, IndexDoc, IndexQuery, Position, SearchIndex},
+    search::{MAX_DEPTH, MAX_FACET_VALUES, MAX_INDEXED_BYTES},
+};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use tantivy::{
+    DocAddress, Index, IndexReader, IndexWriter, Order, ReloadPolicy, Searcher, TantivyDocument,
+    Term,
+    collector::{Count, FacetCollector, TopDocs},
+    directory::MmapDirectory,
+    query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery},
+    schema::{
+        FAST, Facet, FacetOptions, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema,
+        TextFieldIndexing, TextOptions, Value,
+    },
+    snippet::SnippetGenerator,
+    tokenizer::{Language, PreTokenizedString},
+};
+use uuid::Uuid;
+
+/// Version of the schema and analysis. An index written with another is rebuilt from the store.
+pub const FORMAT: u32 = 1;
+/// The tokenizer name our text fields are registered with.
+const TOKENIZER: &str = "inlet";
+/// Memory the writer buffers before it writes a segment.
+const WRITER_HEAP_BYTES: usize = 96 * 1024 * 1024;
+/// Characters of a snippet.
+const SNIPPET_CHARS: usize = 200;
+/// How long a page's cursor keeps seeing the index as it was at the first page.
+const CURSOR_LIFETIME: Duration = Duration::from_secs(600);
+/// Index versions kept for cursors.
+const PINNED_SEARCHERS: usize = 16;
+
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    id: Field,
+    workspace: Field,
+    source: Field,
+    object_type: Field,
+    external_id: Field,
+    title_shown: Field,
+    url: Field,
+    tags_shown: Field,
+    lang: Field,
+    text: query::Fields,
+    tags: Field,
+    created: Field,
+    modified: Field,
+    created_filter: Field,
+    modified_filter: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text_indexing = TextFieldIndexing::default()
+        .set_tokenizer(TOKENIZER)
+        .set_index_option(IndexRecordOption::WithFreqsAndPositions);
+    let text = TextOptions::default().set_indexing_options(text_indexing);
+    let id = b.add_text_field("id", STRING | STORED);
+    let workspace = b.add_text_field("workspace", STRING);
+    let source = b.add_text_field("source", STRING | STORED);
+    let object_type = b.add_text_field("object_type", STRING | STORED);
+    let external_id = b.add_text_field("external_id", STORED);
+    let title_shown = b.add_text_field("title_shown", STORED);
+    let url = b.add_text_field("url", STORED);
+    let tags_shown = b.add_text_field("tags_shown", STORED);
+    let lang = b.add_text_field("lang", STRING | STORED);
+    let title = b.add_text_field("title", text.clone());
+    let title_stem = b.add_text_field("title_stem", text.clone());
+    let body = b.add_text_field("body", text.clone().set_stored());
+    let body_stem = b.add_text_field("body_stem", text);
+    let tags = b.add_facet_field("tags", FacetOptions::default());
+    let created = b.add_i64_field("created", STORED);
+    let modified = b.add_i64_field("modified", STORED | FAST);
+    let created_filter = b.add_i64_field("created_filter", INDEXED | FAST);
+    let modified_filter = b.add_i64_field("modified_filter", INDEXED | FAST);
+    // Room for per-record permissions (DESIGN 7): the people and groups allowed to see a record
+    // will go here, and Bearer searches will filter on it. Not written yet.
+    b.add_text_field("allowed", STRING);
+    let fields = Fields {
+        id,
+        workspace,
+        source,
+        object_type,
+        external_id,
+        title_shown,
+        url,
+        tags_shown,
+        lang,
+        text: query::Fields {
+            title,
+            title_stem,
+            body,
+            body_stem,
+        },
+        tags,
+        created,
+        modified,
+        created_filter,
+        modified_filter,
+    };
+    (b.build(), fields)
+}
+
+/// What the commit payload records.
+#[derive(Debug, Serialize, Deserialize)]
+struct Payload {
+    format: u32,
+    position: Position,
+}
+
+fn backend(e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::backend(e)
+}
+
+/// The tantivy search index: in a directory, or in memory.
+pub struct TantivyIndex {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    fields: Fields,
+    dir: Option<PathBuf>,
+    /// Recent index versions by generation, so a cursor pages through the version its first
+    /// page saw.
+    pinned: Mutex<VecDeque<(u64, Searcher, Instant)>>,
+}
+
+impl TantivyIndex {
+    /// An index kept in memory (for the `memory:` store and tests): rebuilt at every start.
+    pub fn in_memory() -> Result<Self> {
+        let (schema, fields) = schema();
+        Self::with_index(Index::create_in_ram(schema), fields, None)
+    }
+
+    /// Opens the index in `dir`, creating it when missing. An index that cannot be opened
+    /// (corrupt, another schema, another [`FORMAT`]) is discarded and created empty; the
+    /// second value then says why, and [`SearchIndex::applied`] is `None` until it is rebuilt.
+    pub fn open(dir: &Path) -> Result<(Self, Option<String>)> {
+        std::fs::create_dir_all(dir).map_err(backend)?;
+        match Self::open_existing(dir) {
+            Ok(Some(index)) => Ok((index, None)),
+            Ok(None) => Ok((Self::create(dir)?, None)),
+            Err(reason) => {
+                // Only what tantivy wrote is removed: the directory may be shared.
+                for entry in std::fs::read_dir(dir).map_err(backend)?.flatten() {
+                    let path = entry.path();
+                    if path.is_file() {
+                        std::fs::remove_file(&path).map_err(backend)?;
+                    }
+                }
+                Ok((Self::create(dir)?, Some(reason)))
+            }
+        }
+    }
+
+    fn open_existing(dir: &Path) -> std::result::Result<Option<Self>, String> {
+        if !dir.join("meta.json").exists() {
+            return Ok(None);
+        }
+        let directory = MmapDirectory::open(dir).map_err(|e| e.to_string())?;
+        let index = Index::open(directory).map_err(|e| format!("the index cannot be read: {e}"))?;
+        let (schema, fields) = schema();
+        if index.schema() != schema {
+            return Err("the index has another schema".into());
+        }
+        let metas = index.load_metas().map_err(|e| e.to_string())?;
+        if let Some(p) = metas.payload.as_deref() {
+            let payload: Payload =
+                serde_json::from_str(p).map_err(|_| "the index's payload is unreadable")?;
+            if payload.format != FORMAT {
+                return Err(format!(
+                    "the index is of format {}, this server writes {FORMAT}",
+                    payload.format
+                ));
+            }
+        }
+        Self::with_index(index, fields, Some(dir.to_path_buf()))
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+
+    fn create(dir: &Path) -> Result<Self> {
+        let (schema, fields) = schema();
+        let directory = MmapDirectory::open(dir).map_err(backend)?;
+        let index = Index::create(directory, schema, Default::default()).map_err(backend)?;
+        Self::with_index(index, fields, Some(dir.to_path_buf()))
+    }
+
+    fn with_index(index: Index, fields: Fields, dir: Option<PathBuf>) -> Result<Self> {
+        index
+            .tokenizers()
+            .register(TOKENIZER, analysis::analyzer(None));
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(backend)?;
+        let writer = index.writer(WRITER_HEAP_BYTES).map_err(backend)?;
+        Ok(Self {
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            fields,
+            dir,
+            pinned: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    fn document(&self, d: &IndexDoc) -> TantivyDocument {
+        let f = &self.fields;
+        let content = cap(&d.content, MAX_INDEXED_BYTES);
+        let title = match &d.file_name {
+            Some(name) if name != &d.title => format!("{}\n{name}", d.title),
+            _ => d.title.clone(),
+        };
+        let lang = analysis::detect(content).or_else(|| analysis::detect(&title));
+        let mut doc = TantivyDocument::new();
+        doc.add_text(f.id, d.record_id.to_string());
+        doc.add_text(f.workspace, d.workspace_id.to_string());
+        doc.add_text(f.source, d.source_id.to_string());
+        doc.add_text(f.object_type, d.object_type_id.to_string());
+        doc.add_text(f.external_id, &d.external_id);
+        doc.add_text(f.title_shown, &d.title);
+        if let Some(url) = &d.url {
+            doc.add_text(f.url, url);
+        }
+        doc.add_text(
+            f.tags_shown,
+            serde_json::to_string(&d.tags).unwrap_or_default(),
+        );
+        doc.add_text(f.lang, analysis::language_code(lang));
+        doc.add_text(f.text.title, &title);
+        doc.add_pre_tokenized_text(f.text.title_stem, stemmed(&title, lang));
+        doc.add_text(f.text.body, content);
+        doc.add_pre_tokenized_text(f.text.body_stem, stemmed(content, lang));
+        for row in &d.rows {
+            if row.tag.starts_with('$') {
+                continue; // the created/modified mapping is in the filter dates
+            }
+            doc.add_facet(
+                f.tags,
+                Facet::from_path([row.tag.as_str(), row.value.as_str()]),
+            );
+        }
+        doc.add_i64(f.created, d.created_ms);
+        doc.add_i64(f.modified, d.modified_ms);
+        doc.add_i64(f.created_filter, d.created_filter_ms);
+        doc.add_i64(f.modified_filter, d.modified_filter_ms);
+        doc
+    }
+
+    /// The searcher a cursor names (if still kept) and the offset it continues at.
+    fn searcher_for(&self, cursor: Option<&str>) -> Result<(Searcher, u64)> {
+        let current = self.reader.searcher();
+        let mut pinned = self.pinned.lock();
+        pinned.retain(|(_, _, at)| at.elapsed() < CURSOR_LIFETIME);
+        let generation = current.generation().generation_id();
+        if !pinned.iter().any(|(g, _, _)| *g == generation) {
+            pinned.push_back((generation, current.clone(), Instant::now()));
+            while pinned.len() > PINNED_SEARCHERS {
+                pinned.pop_front();
+            }
+        }
+        let Some(cursor) = cursor else {
+            return Ok((current, 0));
+        };
+        let (g, offset) = decode_cursor(cursor)?;
+        let searcher = pinned
+            .iter()
+            .find(|(pg, _, _)| *pg == g)
+            .map(|(_, s, _)| s.clone())
+            .unwrap_or(current);
+        Ok((searcher, offset))
+    }
+
+    fn hit(&self, doc: &TantivyDocument, snippets: &mut Snippets) -> Result<Hit> {
+        let f = &self.fields;
+        let text = |field: Field| -> String {
+            doc.get_first(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let int = |field: Field| doc.get_first(field).and_then(|v| v.as_i64()).unwrap_or(0);
+        let uuid = |field: Field| Uuid::parse_str(&text(field)).map_err(backend);
+        let url = text(f.url);
+        let body = text(f.text.body);
+        Ok(Hit {
+            record_id: uuid(f.id)?,
+            external_id: text(f.external_id),
+            source_id: uuid(f.source)?,
+            object_type_id: uuid(f.object_type)?,
+            title: text(f.title_shown),
+            url: (!url.is_empty()).then_some(url),
+            snippet: snippets.snippet(&text(f.lang), &body),
+            tags: serde_json::from_str(&text(f.tags_shown)).unwrap_or_default(),
+            created_ms: int(f.created),
+            modified_ms: int(f.modified),
+        })
+    }
+
+    fn filters(&self, q: &IndexQuery) -> Vec<(Occur, Box<dyn Query>)> {
+        let f = &self.fields;
+        let raw = |field: Field, v: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, v),
+                IndexRecordOption::Basic,
+            ))
+        };
+        let mut out = vec![query::filter(raw(f.workspace, &q.workspace_id.to_string()))];
+        if let Some(s) = q.source_id {
+            out.push(query::filter(raw(f.source, &s.to_string())));
+        }
+        if let Some(o) = q.object_type_id {
+            out.push(query::filter(raw(f.object_type, &o.to_string())));
+        }
+        for t in &q.tags {
+            let any: Vec<(Occur, Box<dyn Query>)> = t
+                .values
+                .iter()
+                .map(|v| {
+                    let facet = Facet::from_path([t.tag.as_str(), v.as_str()]);
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(
+                        Term::from_facet(f.tags, &facet),
+                        IndexRecordOption::Basic,
+                    ));
+                    (Occur::Should, q)
+                })
+                .collect();
+            out.push(query::filter(if any.is_empty() {
+                query::nothing()
+            } else {
+                Box::new(BooleanQuery::new(any))
+            }));
+        }
+        let range = |field: Field, from: Option<i64>, to: Option<i64>| -> Option<Box<dyn Query>> {
+            if from.is_none() && to.is_none() {
+                return None;
+            }
+            let bound = |v: Option<i64>| match v {
+                Some(v) => Bound::Included(Term::from_field_i64(field, v)),
+                None => Bound::Unbounded,
+            };
+            Some(Box::new(RangeQuery::new(bound(from), bound(to))))
+        };
+        if let Some(r) = range(f.created_filter, q.created_from, q.created_to) {
+            out.push(query::filter(r));
+        }
+        if let Some(r) = range(f.modified_filter, q.modified_from, q.modified_to) {
+            out.push(query::filter(r));
+        }
+        out
+    }
+}
+
+/// Snippet generators per record language, for one query.
+struct Snippets {
+    words: Vec<String>,
+    by_lang: BTreeMap<String, Option<SnippetGenerator>>,
+    body: Field,
+}
+
+impl Snippets {
+    fn snippet(&mut self, code: &str, body: &str) -> String {
+        let (words, field) = (&self.words, self.body);
+        let generator = self.by_lang.entry(code.to_string()).or_insert_with(|| {
+            if words.is_empty() {
+                return None;
+            }
+            let lang = analysis::from_code(code);
+            let terms: BTreeMap<String, f32> = words
+                .iter()
+                .map(|w| (analysis::stem(lang, w), 1.0))
+                .collect();
+            let mut g =
+                SnippetGenerator::new(terms, analysis::analyzer(lang), field, SNIPPET_CHARS);
+            g.set_max_num_chars(SNIPPET_CHARS);
+            Some(g)
+        });
+        if let Some(g) = generator {
+            let mut s = g.snippet(body);
+            if !s.is_empty() {
+                s.set_snippet_prefix_postfix("<mark>", "</mark>");
+                return s.to_html();
+            }
+        }
+        escape(&lead(body, SNIPPET_CHARS))
+    }
+}
+
+/// The start of `text`, at most `chars` characters, cut at a space when there is one.
+fn lead(text: &str, chars: usize) -> String {
+    let text = text.trim_start();
+    match text.char_indices().nth(chars) {
+        None => text.to_string(),
+        Some((end, _)) => {
+            let cut = text[..end].rfind(char::is_whitespace).unwrap_or(end);
+            format!("{}…", text[..cut].trim_end())
+        }
+    }
+}
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn cap(text: &str, bytes: usize) -> &str {
+    if text.len() <= bytes {
+        return text;
+    }
+    let mut end = bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn stemmed(text: &str, lang: Option<Language>) -> PreTokenizedString {
+    let mut analyzer = analysis::analyzer(lang);
+    let mut stream = analyzer.token_stream(text);
+    let mut tokens = Vec::new();
+    while stream.advance() {
+        tokens.push(stream.token().clone());
+    }
+    PreTokenizedString {
+        text: text.to_string(),
+        tokens,
+    }
+}
+
+fn encode_cursor(generation: u64, offset: u64) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{generation}.{offset}"))
+}
+
+fn decode_cursor(cursor: &str) -> Result<(u64, u64)> {
+    let bad = || Error::invalid("cursor is not one this server issued: pass nextCursor as given");
+    let raw = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
+    let text = std::str::from_utf8(&raw).map_err(|_| bad())?;
+    let (g, o) = text.split_once('.').ok_or_else(bad)?;
+    let offset: u64 = o.parse().map_err(|_| bad())?;
+    if offset > MAX_DEPTH {
+        return Err(bad());
+    }
+    Ok((g.parse().map_err(|_| bad())?, offset))
+}
+
+impl SearchIndex for TantivyIndex {
+    fn applied(&self) -> Result<Option<Position>> {
+        let metas = self.index.load_metas().map_err(backend)?;
+        Ok(match metas.payload {
+            Some(p) => serde_json::from_str::<Payload>(&p)
+                .ok()
+                .filter(|p| p.format == FORMAT)
+                .map(|p| p.position),
+            None => None,
+        })
+    }
+
+    fn apply(&self, batch: IndexBatch) -> Result<()> {
+        let docs: Vec<(Uuid, TantivyDocument)> = batch
+            .upserts
+            .iter()
+            .map(|d| (d.record_id, self.document(d)))
+            .collect();
+        let mut writer = self.writer.lock();
+        let id = self.fields.id;
+        for record in &batch.deletes {
+            writer.delete_term(Term::from_field_text(id, &record.to_string()));
+        }
+        for (record, doc) in docs {
+            writer.delete_term(Term::from_field_text(id, &record.to_string()));
+            writer.add_document(doc).map_err(backend)?;
+        }
+        let payload = serde_json::to_string(&Payload {
+            format: FORMAT,
+            position: batch.position,
+        })
+        .map_err(backend)?;
+        let mut prepared = writer.prepare_commit().map_err(backend)?;
+        prepared.set_payload(&payload);
+        prepared.commit().map_err(backend)?;
+        drop(writer);
+        self.reader.reload().map_err(backend)
+    }
+
+    fn clear(&self) -> Result<()> {
+        let mut writer = self.writer.lock();
+        writer.delete_all_documents().map_err(backend)?;
+        let mut prepared = writer.prepare_commit().map_err(backend)?;
+        prepared.set_payload("");
+        prepared.commit().map_err(backend)?;
+        drop(writer);
+        self.reader.reload().map_err(backend)
+    }
+
+    fn search(&self, q: &IndexQuery) -> Result<Hits> {
+        let (searcher, offset) = self.searcher_for(q.cursor.as_deref())?;
+        let lang = analysis::query_language(&q.text);
+        let parsed = query::parse(&q.text);
+        let text_query = query::build(&parsed, q.match_all, lang, self.fields.text);
+        let ranked = text_query.is_some();
+        let mut clauses = self.filters(q);
+        clauses.push((
+            Occur::Must,
+            text_query.unwrap_or_else(|| Box::new(AllQuery)),
+        ));
+        let query = BooleanQuery::new(clauses);
+
+        let mut facets = FacetCollector::for_field("tags");
+        for t in &q.facet_tags {
+            facets.add_facet(Facet::from_path([t.as_str()]));
+        }
+        let limit = q.limit.max(1) as usize;
+        let top = TopDocs::with_limit(limit).and_offset(offset as usize);
+        let (total, addresses, facet_counts): (usize, Vec<DocAddress>, _) = if ranked {
+            let (total, top, facet_counts) = searcher
+                .search(&query, &(Count, top.order_by_score(), facets))
+                .map_err(backend)?;
+            (
+                total,
+                top.into_iter().map(|(_, a)| a).collect(),
+                facet_counts,
+            )
+        } else {
+            let (total, top, facet_counts) = searcher
+                .search(
+                    &query,
+                    &(
+                        Count,
+                        top.order_by_fast_field::<i64>("modified", Order::Desc),
+                        facets,
+                    ),
+                )
+                .map_err(backend)?;
+            (
+                total,
+                top.into_iter().map(|(_, a)| a).collect(),
+                facet_counts,
+            )
+        };
+
+        let mut snippets = Snippets {
+            words: parsed
+                .parts
+                .iter()
+                .flat_map(|p| p.words.iter().map(|w| w.text.clone()))
+                .collect(),
+            by_lang: BTreeMap::new(),
+            body: self.fields.text.body,
+        };
+        let mut hits = Vec::with_capacity(addresses.len());
+        for a in addresses {
+            let doc: TantivyDocument = searcher.doc(a).map_err(backend)?;
+            hits.push(self.hit(&doc, &mut snippets)?);
+        }
+        let mut facet_out = BTreeMap::new();
+        for t in &q.facet_tags {
+            let mut values: Vec<(String, u64)> = facet_counts
+                .get(Facet::from_path([t.as_str()]))
+                .filter_map(|(facet, count)| {
+                    facet.to_path().last().map(|v| ((*v).to_string(), count))
+                })
+                .collect();
+            values.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            values.truncate(MAX_FACET_VALUES);
+            facet_out.insert(t.clone(), values);
+        }
+        let shown = offset + hits.len() as u64;
+        let total = total as u64;
+        Ok(Hits {
+            total,
+            next_cursor: (shown < total && shown < MAX_DEPTH && !hits.is_empty())
+                .then(|| encode_cursor(searcher.generation().generation_id(), shown)),
+            hits,
+            facets: facet_out,
+        })
+    }
+
+    fn size_bytes(&self) -> u64 {
+        match &self.dir {
+            Some(dir) => std::fs::read_dir(dir)
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .filter_map(|e| e.metadata().ok())
+                        .filter(|m| m.is_file())
+                        .map(|m| m.len())
+                        .sum()
+                })
+                .unwrap_or(0),
+            None => self
+                .reader
+                .searcher()
+                .space_usage()
+                .map(|u| u.total().get_bytes())
+                .unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,304 @@
+//! Query text to a tantivy query (DESIGN 7): words, `"quoted phrases"` and `-excluded` words
+//! or phrases. With `match=any` a record matches when it holds at least one word (after
+//! analysis) in its title or text; BM25 ranks title (boosted) and text, stemmed and exact
+//! forms, and records holding every word and the exact phrase get a bonus that puts them above
+//! partial matches. With `match=all` every word must match.
+
+use tantivy::{
+    Term,
+    query::{
+        BooleanQuery, BoostQuery, ConstScoreQuery, EmptyQuery, Occur, PhraseQuery, Query, TermQuery,
+    },
+    schema::{Field, IndexRecordOption},
+    tokenizer::Language,
+};
+
+use crate::analysis::{self, Word};
+
+/// Most words and phrases of a query that are searched (the rest are ignored).
+pub const MAX_TERMS: usize = 32;
+/// The title's weight against the text.
+pub const TITLE_BOOST: f32 = 1.5;
+/// Weight of the exact (unstemmed) form against the stemmed one.
+const EXACT_BOOST: f32 = 0.3;
+/// Bonus of a record holding every word.
+const ALL_WORDS_BOOST: f32 = 4.0;
+/// Bonus of a record holding the whole query as a phrase.
+const PHRASE_BOOST: f32 = 4.0;
+
+/// One thing a query asks for: a word or a phrase (its words in order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// Analyzed words at their relative positions; one entry for a plain word.
+    pub words: Vec<Word>,
+    /// Quoted by the caller (a phrase), or a chunk that analysis split (`e-mail`, `東京`).
+    pub phrase: bool,
+}
+
+/// A parsed query.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Parsed {
+    /// What to find.
+    pub parts: Vec<Part>,
+    /// What must not be there.
+    pub excluded: Vec<Part>,
+}
+
+impl Parsed {
+    /// Whether the query asks for nothing (browse).
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+}
+
+/// Splits query text into words, quoted phrases and `-`exclusions, each analyzed with
+/// [`analysis::words`]. A chunk that analysis splits into several words (`e-mail`, `東京都`,
+/// `budgetReport`) is a phrase of them.
+pub fn parse(text: &str) -> Parsed {
+    let mut parsed = Parsed::default();
+    for (i, segment) in text.split('"').enumerate() {
+        if i % 2 == 1 {
+            // Inside quotes. A `-` right before the opening quote excludes the phrase.
+            let negated = text
+                .split('"')
+                .nth(i - 1)
+                .is_some_and(|before| before.ends_with('-'));
+            if let Some(part) = part_of(segment, true) {
+                if negated {
+                    parsed.excluded.push(part);
+                } else {
+                    parsed.parts.push(part);
+                }
+            }
+            continue;
+        }
+        for chunk in segment.split_whitespace() {
+            let (negated, chunk) = match chunk.strip_prefix('-') {
+                Some(rest) if !rest.is_empty() => (true, rest),
+                _ => (false, chunk),
+            };
+            if let Some(part) = part_of(chunk, false) {
+                if negated {
+                    parsed.excluded.push(part);
+                } else {
+                    parsed.parts.push(part);
+                }
+            }
+        }
+    }
+    parsed.parts.truncate(MAX_TERMS);
+    parsed.excluded.truncate(MAX_TERMS);
+    parsed
+}
+
+fn part_of(text: &str, quoted: bool) -> Option<Part> {
+    let words = analysis::words(text);
+    if words.is_empty() {
+        return None;
+    }
+    let base = words[0].position;
+    let words: Vec<Word> = words
+        .into_iter()
+        .map(|mut w| {
+            w.position -= base;
+            w
+        })
+        .collect();
+    let split = words.iter().any(|w| w.position > 0);
+    Some(Part {
+        phrase: quoted || split,
+        words,
+    })
+}
+
+/// The fields a query searches.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    /// Title and file name, unstemmed.
+    pub title: Field,
+    /// Title and file name, stemmed in the record's language.
+    pub title_stem: Field,
+    /// Text, unstemmed.
+    pub body: Field,
+    /// Text, stemmed in the record's language.
+    pub body_stem: Field,
+}
+
+/// Builds the text part of a query (filters are added by the caller). `None` for an empty
+/// query, which browses.
+pub fn build(
+    parsed: &Parsed,
+    match_all: bool,
+    lang: Language,
+    f: Fields,
+) -> Option<Box<dyn Query>> {
+    if parsed.is_empty() {
+        return None;
+    }
+    // A natural-language question drops its common words ("how does the …") when it has others.
+    let meaningful: Vec<&Part> = parsed
+        .parts
+        .iter()
+        .filter(|p| p.phrase || !analysis::is_stopword(lang, &p.words[0].text))
+        .collect();
+    let searched: Vec<&Part> = if match_all || meaningful.is_empty() {
+        parsed.parts.iter().collect()
+    } else {
+        meaningful
+    };
+    let clauses: Vec<Box<dyn Query>> = searched.iter().map(|p| part_query(p, lang, f)).collect();
+    let mut top: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    if match_all {
+        for c in clauses {
+            top.push((Occur::Must, c));
+        }
+    } else {
+        let any: Vec<(Occur, Box<dyn Query>)> = clauses
+            .iter()
+            .map(|c| (Occur::Should, c.box_clone()))
+            .collect();
+        top.push((Occur::Must, Box::new(BooleanQuery::new(any))));
+        if clauses.len() > 1 {
+            let all: Vec<(Occur, Box<dyn Query>)> =
+                clauses.into_iter().map(|c| (Occur::Must, c)).collect();
+            top.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(BooleanQuery::new(all)),
+                    ALL_WORDS_BOOST,
+                )),
+            ));
+        }
+    }
+    // The whole query as a phrase (its words in order) ranks first.
+    let plain: Vec<&Word> = parsed
+        .parts
+        .iter()
+        .filter(|p| !p.phrase)
+        .flat_map(|p| p.words.iter().filter(|w| !w.compound))
+        .collect();
+    if plain.len() > 1 && plain.len() == parsed.parts.len() {
+        let phrase = |field: Field| -> Box<dyn Query> {
+            Box::new(PhraseQuery::new(
+                plain
+                    .iter()
+                    .map(|w| Term::from_field_text(field, &w.text))
+                    .collect(),
+            ))
+        };
+        top.push((
+            Occur::Should,
+            Box::new(BoostQuery::new(
+                Box::new(BooleanQuery::new(vec![
+                    (Occur::Should, phrase(f.body)),
+                    (
+                        Occur::Should,
+                        Box::new(BoostQuery::new(phrase(f.title), TITLE_BOOST)),
+                    ),
+                ])),
+                PHRASE_BOOST,
+            )),
+        ));
+    }
+    for p in &parsed.excluded {
+        top.push((Occur::MustNot, part_query(p, lang, f)));
+    }
+    Some(Box::new(BooleanQuery::new(top)))
+}
+
+/// A word: its exact form in title and text, and its stem in the stemmed fields. A phrase: its
+/// words in order in title or text (a split compound also as its whole form).
+fn part_query(part: &Part, lang: Language, f: Fields) -> Box<dyn Query> {
+    let term = |field: Field, text: &str| -> Box<dyn Query> {
+        Box::new(TermQuery::new(
+            Term::from_field_text(field, text),
+            IndexRecordOption::WithFreqs,
+        ))
+    };
+    let boosted = |q: Box<dyn Query>, b: f32| -> Box<dyn Query> { Box::new(BoostQuery::new(q, b)) };
+    let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    let pieces: Vec<&Word> = part.words.iter().filter(|w| !w.compound).collect();
+    if !part.phrase || pieces.len() == 1 {
+        let w = &part.words[0].text;
+        let s = analysis::stem(Some(lang), w);
+        should.push((Occur::Should, boosted(term(f.body, w), EXACT_BOOST)));
+        should.push((
+            Occur::Should,
+            boosted(term(f.title, w), EXACT_BOOST * TITLE_BOOST),
+        ));
+        should.push((Occur::Should, term(f.body_stem, &s)));
+        should.push((Occur::Should, boosted(term(f.title_stem, &s), TITLE_BOOST)));
+    } else {
+        let phrase = |field: Field| -> Box<dyn Query> {
+            Box::new(PhraseQuery::new_with_offset(
+                pieces
+                    .iter()
+                    .map(|w| (w.position, Term::from_field_text(field, &w.text)))
+                    .collect(),
+            ))
+        };
+        should.push((Occur::Should, phrase(f.body)));
+        should.push((Occur::Should, boosted(phrase(f.title), TITLE_BOOST)));
+        for whole in part.words.iter().filter(|w| w.compound) {
+            should.push((Occur::Should, term(f.body, &whole.text)));
+            should.push((
+                Occur::Should,
+                boosted(term(f.title, &whole.text), TITLE_BOOST),
+            ));
+        }
+    }
+    Box::new(BooleanQuery::new(should))
+}
+
+/// A filter clause: matches what `q` matches, adding nothing to the score.
+pub fn filter(q: Box<dyn Query>) -> (Occur, Box<dyn Query>) {
+    (Occur::Must, Box::new(ConstScoreQuery::new(q, 0.0)))
+}
+
+/// A query matching nothing (an empty OR of tag values).
+pub fn nothing() -> Box<dyn Query> {
+    Box::new(EmptyQuery)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(p: &Part) -> Vec<&str> {
+        p.words.iter().map(|w| w.text.as_str()).collect()
+    }
+
+    #[test]
+    fn parses_words_phrases_and_exclusions() {
+        let q = parse(r#"budget "annual report" -draft -"old plan" e-mail"#);
+        let parts: Vec<(Vec<&str>, bool)> = q.parts.iter().map(|p| (words(p), p.phrase)).collect();
+        assert_eq!(
+            parts,
+            vec![
+                (vec!["budget"], false),
+                (vec!["annual", "report"], true),
+                (vec!["e", "mail"], true)
+            ]
+        );
+        let excluded: Vec<Vec<&str>> = q.excluded.iter().map(words).collect();
+        assert_eq!(excluded, vec![vec!["draft"], vec!["old", "plan"]]);
+    }
+
+    #[test]
+    fn cjk_runs_are_phrases_of_characters() {
+        let q = parse("東京");
+        assert_eq!(q.parts.len(), 1);
+        assert!(q.parts[0].phrase);
+        assert_eq!(words(&q.parts[0]), vec!["東", "京"]);
+    }
+
+    #[test]
+    fn punctuation_only_is_empty_and_terms_are_capped() {
+        assert!(parse(" -- \"\" !!").is_empty());
+        let many = (0..100)
+            .map(|i| format!("w{i}x"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(parse(&many).parts.len(), MAX_TERMS);
+    }
+}
