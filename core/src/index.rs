@@ -13,14 +13,15 @@
 //! [`RecordStore::closed_records`]: crate::record::RecordStore::closed_records
 //! [`RecordStore::scan`]: crate::record::RecordStore::scan
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use uuid::Uuid;
 
 use crate::{
-    Result, WorkspaceId,
-    record::Record,
+    Error, Result, WorkspaceId,
+    record::{Record, RecordStore},
     search::{TagFilter, TagRow},
+    source::Source,
 };
 
 /// A place in a store's write log: positions grow in commit order; 0 is before every write.
@@ -51,13 +52,34 @@ pub enum Change {
         /// The floor the close set: records below it are removed.
         to_sync: i64,
     },
+    /// A source was deleted with all its records.
+    SourceDeleted {
+        /// The entry's position.
+        position: Position,
+        /// The source.
+        source_id: Uuid,
+    },
+}
+
+/// A page of the write log ([`RecordStore::log_after`]).
+///
+/// [`RecordStore::log_after`]: crate::record::RecordStore::log_after
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LogPage {
+    /// Entries in position order.
+    pub changes: Vec<Change>,
+    /// Everything up to this position is in `changes` or was superseded by a later entry: the
+    /// next page starts after it.
+    pub upto: Position,
 }
 
 impl Change {
     /// The entry's position.
     pub fn position(&self) -> Position {
         match self {
-            Change::Record { position, .. } | Change::Closed { position, .. } => *position,
+            Change::Record { position, .. }
+            | Change::Closed { position, .. }
+            | Change::SourceDeleted { position, .. } => *position,
         }
     }
 }
@@ -106,8 +128,11 @@ pub struct IndexBatch {
     pub upserts: Vec<IndexDoc>,
     /// Records no longer searchable.
     pub deletes: Vec<Uuid>,
-    /// The position applied through.
-    pub position: Position,
+    /// Sources deleted with all their records.
+    pub deleted_sources: Vec<Uuid>,
+    /// The position applied through; `None` while a rebuild is under way (an index holding
+    /// part of a rebuild is rebuilt again after a restart).
+    pub position: Option<Position>,
 }
 
 /// A search, confined to one workspace.
@@ -193,4 +218,171 @@ pub trait SearchIndex: Send + Sync + 'static {
     fn search(&self, query: &IndexQuery) -> Result<Hits>;
     /// Bytes the index takes on disk (or in memory), for operators.
     fn size_bytes(&self) -> u64;
+}
+
+/// Log entries read, and documents applied, per index commit.
+pub const BATCH: usize = 1000;
+
+/// The index document of a live record ([`crate::search::tag_rows`] with the object type's
+/// facet date mappings, when the source is known).
+pub fn document(workspace_id: WorkspaceId, record: &Record, source: Option<&Source>) -> IndexDoc {
+    let object_type = source.and_then(|s| s.object_type(record.object_type.id));
+    let rows = crate::search::tag_rows(object_type, &record.tags);
+    let (created_filter_ms, modified_filter_ms) = crate::search::effective_dates(record, &rows);
+    IndexDoc {
+        record_id: record.id,
+        workspace_id,
+        source_id: record.source_id,
+        object_type_id: record.object_type.id,
+        external_id: record.external_id.clone(),
+        title: record.title.clone(),
+        file_name: None,
+        url: record.url.clone(),
+        content: record.content.clone(),
+        tags: record
+            .tags
+            .iter()
+            .map(|(k, vs)| (k.clone(), vs.iter().map(|v| v.canonical()).collect()))
+            .collect(),
+        rows,
+        created_ms: record.created_date.timestamp_millis(),
+        modified_ms: record.modified_date.timestamp_millis(),
+        created_filter_ms,
+        modified_filter_ms,
+    }
+}
+
+/// Sources read while building documents, so each is read once per call.
+#[derive(Default)]
+struct Sources(HashMap<Uuid, Option<Source>>);
+
+impl Sources {
+    async fn get(
+        &mut self,
+        store: &dyn RecordStore,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+    ) -> Result<Option<&Source>> {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.0.entry(source_id) {
+            let source = match store.get_source(workspace_id, source_id).await {
+                Ok(s) => Some(s),
+                Err(Error::NotFound(_)) => None,
+                Err(e) => return Err(e),
+            };
+            slot.insert(source);
+        }
+        Ok(self.0.get(&source_id).and_then(Option::as_ref))
+    }
+}
+
+/// What a [`catch_up`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Progress {
+    /// Log entries applied (a close counts once).
+    pub changes: u64,
+    /// Index commits made.
+    pub commits: u64,
+    /// The position the index has applied through now.
+    pub position: Position,
+}
+
+/// Applies the store's write log after the index's position, one commit per page, until the
+/// index has caught up with what had committed when it started. The index must have been built
+/// ([`SearchIndex::applied`] is `Some`; otherwise [`rebuild`] first).
+pub async fn catch_up(store: &dyn RecordStore, index: &dyn SearchIndex) -> Result<Progress> {
+    let Some(mut position) = index.applied()? else {
+        return Err(Error::conflict("the search index must be rebuilt first"));
+    };
+    let head = store.log_head().await?;
+    let mut progress = Progress {
+        position,
+        ..Progress::default()
+    };
+    let mut sources = Sources::default();
+    while position < head {
+        let page = store.log_after(position, BATCH).await?;
+        let mut batch = IndexBatch {
+            position: Some(page.upto),
+            ..IndexBatch::default()
+        };
+        for change in &page.changes {
+            match change {
+                Change::Record {
+                    workspace_id,
+                    record,
+                    ..
+                } => {
+                    if record.removed {
+                        batch.deletes.push(record.id);
+                    } else {
+                        let source = sources.get(store, *workspace_id, record.source_id).await?;
+                        batch.upserts.push(document(*workspace_id, record, source));
+                    }
+                }
+                Change::Closed {
+                    object_type_id,
+                    from_sync,
+                    to_sync,
+                    ..
+                } => {
+                    let mut after = None;
+                    loop {
+                        let ids = store
+                            .closed_records(*object_type_id, *from_sync, *to_sync, after, BATCH)
+                            .await?;
+                        after = ids.last().copied();
+                        let last_page = ids.len() < BATCH;
+                        batch.deletes.extend(ids);
+                        if last_page {
+                            break;
+                        }
+                    }
+                }
+                Change::SourceDeleted { source_id, .. } => batch.deleted_sources.push(*source_id),
+            }
+        }
+        progress.changes += page.changes.len() as u64;
+        if page.upto <= position {
+            break; // nothing committed past our position yet
+        }
+        index.apply(batch)?;
+        progress.commits += 1;
+        position = page.upto;
+        progress.position = position;
+    }
+    Ok(progress)
+}
+
+/// Builds the index from scratch: clears it, reads every live record, then records the log
+/// head read before the scan as applied, so [`catch_up`] applies whatever was written during
+/// the scan. `on_progress` is told the records indexed so far after each commit.
+pub async fn rebuild(
+    store: &dyn RecordStore,
+    index: &dyn SearchIndex,
+    on_progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<u64> {
+    index.clear()?;
+    let head = store.log_head().await?;
+    let mut sources = Sources::default();
+    let mut after = None;
+    let mut done = 0u64;
+    loop {
+        let records = store.scan_live(after, BATCH).await?;
+        after = records.last().map(|(_, r)| r.id);
+        let last_page = records.len() < BATCH;
+        let mut batch = IndexBatch::default();
+        for (workspace_id, record) in &records {
+            let source = sources.get(store, *workspace_id, record.source_id).await?;
+            batch.upserts.push(document(*workspace_id, record, source));
+        }
+        done += records.len() as u64;
+        if last_page {
+            batch.position = Some(head);
+            index.apply(batch)?;
+            on_progress(done);
+            return Ok(done);
+        }
+        index.apply(batch)?;
+        on_progress(done);
+    }
 }

@@ -26,6 +26,9 @@ pub enum Class {
     Line,
     /// Free text: anything but NUL.
     Text,
+    /// Typed text (a search query): tab, line feed and carriage return, no other control
+    /// character.
+    Typed,
 }
 
 /// The first character `class` does not allow, with its char index.
@@ -33,6 +36,7 @@ pub fn first_refused(value: &str, class: Class) -> Option<(usize, char)> {
     value.chars().enumerate().find(|(_, c)| match class {
         Class::Line => c.is_ascii_control(),
         Class::Text => *c == '\0',
+        Class::Typed => c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r'),
     })
 }
 
@@ -50,6 +54,10 @@ pub fn check(field: &str, value: &str, class: Class) -> Result<()> {
         Class::Text => format!(
             "{field} contains {code} (NUL) at character {at}; text may hold any character but \
              NUL: remove it"
+        ),
+        Class::Typed => format!(
+            "{field} contains the control character {code} at character {at}; typed text may \
+             hold tabs and line breaks but no other control character"
         ),
     }))
 }

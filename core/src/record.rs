@@ -281,6 +281,35 @@ pub trait RecordStore: Send + Sync + 'static {
     async fn search(&self, query: &crate::search::SearchQuery)
     -> Result<crate::search::SearchPage>;
 
+    /// The write log's last position: every change at or below it has committed
+    /// ([`crate::index`]).
+    async fn log_head(&self) -> Result<crate::index::Position>;
+    /// The write log after `after`, in position order, at most `limit` entries; a record
+    /// appears once, with its state now. [`crate::index::LogPage::upto`] says how far the page
+    /// reaches: the next call continues after it.
+    async fn log_after(
+        &self,
+        after: crate::index::Position,
+        limit: usize,
+    ) -> Result<crate::index::LogPage>;
+    /// Ids of the records of an object type whose sync number is in `from_sync..to_sync`
+    /// (what a [`crate::index::Change::Closed`] removed), by id, after `after`, at most `limit`.
+    async fn closed_records(
+        &self,
+        object_type_id: Uuid,
+        from_sync: i64,
+        to_sync: i64,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Uuid>>;
+    /// Live records of every workspace by id, after `after`, at most `limit`, with their
+    /// workspace: what an index is rebuilt from.
+    async fn scan_live(
+        &self,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<(WorkspaceId, Record)>>;
+
     /// Creates (`true`) or renames/moves (`false`) a folder of a HIERARCHICAL tag of a source.
     /// A missing parent is [`Error::NotFound`]; a parent that would close a cycle
     /// [`Error::Invalid`].

@@ -583,6 +583,33 @@ pub fn rolled_up_counts(folders: &[Folder], own: &HashMap<String, u64>) -> HashM
     total
 }
 
+/// `values` and the externalIds of every folder below them (a folder filter includes its
+/// subfolders, as folder counts roll up).
+pub fn with_descendants(folders: &[Folder], values: &[String]) -> Vec<String> {
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in folders {
+        if let Some(p) = f.parent_external_id.as_deref() {
+            children.entry(p).or_default().push(&f.external_id);
+        }
+    }
+    let mut out: Vec<String> = values.to_vec();
+    let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
+    let mut i = 0;
+    while i < out.len() {
+        let kids: Vec<String> = children
+            .get(out[i].as_str())
+            .map(|k| k.iter().map(|s| s.to_string()).collect())
+            .unwrap_or_default();
+        for k in kids {
+            if seen.insert(k.clone()) {
+                out.push(k);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
 /// Whether a tag config is a folder tree.
 pub fn is_folder_tag(object_type: &ObjectType, tag: &str) -> bool {
     object_type

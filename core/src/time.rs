@@ -16,6 +16,11 @@ pub fn format(ts: &Timestamp) -> String {
     ts.format("%Y-%m-%dT%H:%M:%S%.3f%:z").to_string()
 }
 
+/// [`format`] of milliseconds since the epoch (out-of-range values show the epoch).
+pub fn format_millis(ms: i64) -> String {
+    format(&chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,6 +49,8 @@ pub struct Settings {
     pub keep_alive_timeout: Duration,
     /// Connections open at once; further ones wait in the listen backlog.
     pub max_connections: usize,
+    /// `/readyz` answers 200 before the search index has been built.
+    pub serve_while_indexing: bool,
 }
 
 impl Default for Settings {
@@ -64,6 +66,7 @@ impl Default for Settings {
             body_idle_timeout: DEFAULT_BODY_IDLE_TIMEOUT,
             keep_alive_timeout: DEFAULT_KEEP_ALIVE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            serve_while_indexing: false,
         }
     }
 }

@@ -54,7 +54,13 @@ fn check_form(raw: &str, what: &str) -> Result<(), String> {
         }
         let value = input::percent_decode(&field, &raw_value.replace('+', " "))
             .map_err(|e| e.to_string())?;
-        input::check(&field, &value, Class::Line).map_err(|e| e.to_string())?;
+        // A search query is typed (or pasted) text: it may span lines.
+        let class = if what == "query parameter" && name == "q" {
+            Class::Typed
+        } else {
+            Class::Line
+        };
+        input::check(&field, &value, class).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -186,6 +192,7 @@ mod tests {
 
     #[test]
     fn query_and_form_fields_are_strict() {
+        check_form("q=two%0Alines%09and%0D%0Atabs", "query parameter").unwrap();
         let e = check_form("q=a%00", "query parameter").unwrap_err();
         assert!(
             e.starts_with("query parameter q contains the control character U+0000"),

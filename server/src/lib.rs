@@ -6,6 +6,7 @@ pub mod auth;
 pub mod config;
 pub mod conn;
 pub mod extraction;
+pub mod indexer;
 pub mod input;
 pub mod oauth;
 pub mod ops;
@@ -184,6 +185,7 @@ pub async fn serve(
             None => tracing::info!("listening on {addr}"),
         }
     }
+    state.start_indexing();
     let limits = conn::Limits::from(state.settings.as_ref());
     // Boxed: the middleware stack's type is too deep for the connection future's layout.
     conn::serve(acceptor, app(state).boxed(), limits, shutdown).await

@@ -92,6 +92,15 @@ struct ServeArgs {
     /// Connections open at once; further connections wait in the listen backlog until one closes.
     #[arg(long, env = "INLET_MAX_CONNECTIONS", default_value_t = config::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
+    /// This replica's search index directory (default: `<db name>-index/` beside a SQLite file,
+    /// `inlet-index/` in the working directory for PostgreSQL, memory for `memory:`). Rebuilt
+    /// from the database when missing, corrupt or of an older format.
+    #[arg(long, env = "INLET_INDEX_DIR")]
+    index_dir: Option<std::path::PathBuf>,
+    /// Answer `/readyz` with 200 while the search index is still being built (search then
+    /// returns what has been indexed so far).
+    #[arg(long, env = "INLET_SERVE_WHILE_INDEXING")]
+    serve_while_indexing: bool,
 }
 
 /// How `inlet serve` writes its log.
@@ -283,9 +292,28 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         body_idle_timeout: Duration::from_secs(args.body_idle_timeout_secs.max(1)),
         keep_alive_timeout: Duration::from_secs(args.keep_alive_timeout_secs.max(1)),
         max_connections: args.max_connections.max(1),
+        serve_while_indexing: args.serve_while_indexing,
         ..defaults
     };
-    let state = AppState::new(stores.records, stores.tokens, settings);
+    let index_dir = args
+        .index_dir
+        .clone()
+        .or_else(|| inlet_server::indexer::default_dir(&args.database));
+    let opened =
+        inlet_server::indexer::open_index(index_dir.as_deref()).with_context(
+            || match &index_dir {
+                Some(d) => format!("opening the search index in {}", d.display()),
+                None => "creating the search index in memory".to_string(),
+            },
+        )?;
+    match (&opened.dir, &opened.discarded) {
+        (Some(dir), Some(why)) => {
+            tracing::warn!(dir = %dir.display(), reason = %why, "search index discarded; rebuilding")
+        }
+        (Some(dir), None) => tracing::info!(dir = %dir.display(), "search index opened"),
+        (None, _) => tracing::info!("search index in memory (built from the store at start)"),
+    }
+    let state = AppState::new(stores.records, stores.tokens, settings).with_index(opened.index);
     let acceptor = TcpListener::bind(args.bind.as_str())
         .into_acceptor()
         .await

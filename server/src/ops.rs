@@ -18,6 +18,7 @@ use prometheus_client::{
     metrics::{
         counter::Counter,
         family::Family,
+        gauge::Gauge,
         histogram::{Histogram, exponential_buckets},
     },
     registry::Registry,
@@ -114,6 +115,17 @@ pub struct Metrics {
     extractions: Family<ExtractionLabels, Counter>,
     sync_closes: Family<SyncLabels, Counter>,
     records_removed: Family<RemovalLabels, Counter>,
+    index: IndexGauges,
+}
+
+/// The search index's state, set at each scrape.
+#[derive(Default)]
+struct IndexGauges {
+    applied: Gauge,
+    head: Gauge,
+    ready: Gauge,
+    rebuilt: Gauge,
+    bytes: Gauge,
 }
 
 fn latency_histogram() -> Histogram {
@@ -155,6 +167,36 @@ impl Default for Metrics {
             "Records removed, by reason (sync: not seen by a COMPLETE sync; delete: DELETE call)",
             records_removed.clone(),
         );
+        let index = IndexGauges::default();
+        for (name, help, gauge) in [
+            (
+                "search_index_applied_position",
+                "Write-log position the search index has applied",
+                &index.applied,
+            ),
+            (
+                "search_index_head_position",
+                "Write-log head last seen by the search index",
+                &index.head,
+            ),
+            (
+                "search_index_ready",
+                "1 once the search index has caught up with the database",
+                &index.ready,
+            ),
+            (
+                "search_index_rebuild_records",
+                "Records indexed by the running rebuild (0 when none runs)",
+                &index.rebuilt,
+            ),
+            (
+                "search_index_bytes",
+                "Size of the search index",
+                &index.bytes,
+            ),
+        ] {
+            registry.register(name, help, gauge.clone());
+        }
         Self {
             registry,
             requests,
@@ -162,6 +204,7 @@ impl Default for Metrics {
             extractions,
             sync_closes,
             records_removed,
+            index,
         }
     }
 }
@@ -395,10 +438,30 @@ pub fn healthz() -> impl IntoResponse {
 #[handler]
 pub async fn readyz(state: Data<&AppState>) -> Response {
     let started = Instant::now();
+    let (applied, head) = state.indexer.positions();
+    let indexing = !state.indexer.is_ready();
+    let index = serde_json::json!({
+        "status": if indexing { "building" } else { "ok" },
+        "applied": applied,
+        "head": head,
+        "rebuilt": state.indexer.rebuild_progress(),
+    });
     match state.records.ping().await {
+        Ok(()) if indexing && !state.settings.serve_while_indexing => {
+            let mut response = Json(serde_json::json!({
+                "status": "indexing",
+                "database": "ok",
+                "index": index,
+                "detail": "the search index is being built from the database",
+            }))
+            .into_response();
+            response.set_status(StatusCode::SERVICE_UNAVAILABLE);
+            response
+        }
         Ok(()) => Json(serde_json::json!({
             "status": "ok",
             "database": "ok",
+            "index": index,
             "ms": started.elapsed().as_millis() as u64,
         }))
         .into_response(),
@@ -420,6 +483,16 @@ pub async fn readyz(state: Data<&AppState>) -> Response {
 /// `GET /metrics`: the Prometheus text exposition.
 #[handler]
 pub fn prometheus(state: Data<&AppState>) -> impl IntoResponse {
+    let gauges = &state.metrics.index;
+    let (applied, head) = state.indexer.positions();
+    let as_gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    gauges.applied.set(as_gauge(applied));
+    gauges.head.set(as_gauge(head));
+    gauges.ready.set(i64::from(state.indexer.is_ready()));
+    gauges
+        .rebuilt
+        .set(as_gauge(state.indexer.rebuild_progress().unwrap_or(0)));
+    gauges.bytes.set(as_gauge(state.index.size_bytes()));
     state
         .metrics
         .encode()

@@ -268,6 +268,11 @@ fn expected(name: &str, reason: &str) -> String {
     if lower.contains("date-time") {
         return "an RFC 3339 timestamp such as 2026-11-22T10:42:10.123+00:00".into();
     }
+    if name == "match" {
+        return "`any` (records holding any word, best first; the default) or `all` (records \
+                holding every word)"
+            .into();
+    }
     "a valid value for it (see the API reference at /docs)".into()
 }
 

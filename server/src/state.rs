@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use inlet_core::{RecordStore, TokenStore};
+use inlet_core::{RecordStore, TokenStore, index::SearchIndex};
 use tokio::sync::Semaphore;
 
-use crate::{auth::CredentialCache, config::Settings, ops::Metrics};
+use crate::{auth::CredentialCache, config::Settings, indexer::Indexer, ops::Metrics};
 
 /// Stores, settings and the extraction concurrency bound.
 #[derive(Clone)]
@@ -22,15 +22,25 @@ pub struct AppState {
     pub credentials: Arc<CredentialCache>,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
+    /// This replica's search index.
+    pub index: Arc<dyn SearchIndex>,
+    /// What keeps the index following the store.
+    pub indexer: Arc<Indexer>,
 }
 
 impl AppState {
-    /// State over the given stores.
+    /// State over the given stores, searched through an index in memory (built from the
+    /// store when serving starts); [`AppState::with_index`] gives another.
+    ///
+    /// # Panics
+    /// When tantivy cannot create an index in memory (it only fails on a bad schema).
     pub fn new(
         records: Arc<dyn RecordStore>,
         tokens: Arc<dyn TokenStore>,
         settings: Settings,
     ) -> Self {
+        #[allow(clippy::expect_used)]
+        let opened = crate::indexer::open_index(None).expect("an index in memory");
         Self {
             records,
             tokens,
@@ -38,6 +48,19 @@ impl AppState {
             settings: Arc::new(settings),
             credentials: Arc::default(),
             metrics: Arc::default(),
+            index: opened.index,
+            indexer: Arc::default(),
         }
+    }
+
+    /// The same state searched through `index`.
+    pub fn with_index(mut self, index: Arc<dyn SearchIndex>) -> Self {
+        self.index = index;
+        self
+    }
+
+    /// Starts following the store's write log into the index (once).
+    pub fn start_indexing(&self) {
+        self.indexer.start(self.records.clone(), self.index.clone());
     }
 }

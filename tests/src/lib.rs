@@ -2,6 +2,7 @@
 //! known administrator, and small request helpers.
 
 pub mod bench;
+pub mod corpus;
 pub mod oauth;
 pub mod postgres;
 pub mod process;
@@ -51,6 +52,16 @@ impl TestServer {
 
     /// Starts a server over the stores `database` names.
     pub async fn start_on(database: &str, settings: Settings) -> Self {
+        Self::start_indexed(database, settings, None).await
+    }
+
+    /// Starts a server over the stores `database` names, its search index in `index_dir`
+    /// (memory without one).
+    pub async fn start_indexed(
+        database: &str,
+        settings: Settings,
+        index_dir: Option<&std::path::Path>,
+    ) -> Self {
         let stores = open_stores(database).await.expect("open stores");
         auth::bootstrap(
             &stores.tokens,
@@ -62,7 +73,8 @@ impl TestServer {
         )
         .await
         .expect("bootstrap");
-        let state = AppState::new(stores.records, stores.tokens, settings);
+        let index = inlet_server::indexer::open_index(index_dir).expect("open the search index");
+        let state = AppState::new(stores.records, stores.tokens, settings).with_index(index.index);
         let acceptor = TcpListener::bind("127.0.0.1:0")
             .into_acceptor()
             .await
@@ -75,11 +87,30 @@ impl TestServer {
         tokio::spawn(async move {
             let _ = inlet_server::serve(acceptor, served, std::future::pending()).await;
         });
+        // Started means ready: the search index has been built from the store (`/readyz`).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !state.indexer.is_ready() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the search index was not built"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
         Self {
             base: format!("http://{addr}"),
             client: Client::new(),
             state,
         }
+    }
+
+    /// Waits (polling, at most 10 s) until search reflects every write made so far: search
+    /// trails writes by up to a second (DESIGN 7).
+    pub async fn settle(&self) {
+        self.state
+            .indexer
+            .settle(&*self.state.records, std::time::Duration::from_secs(10))
+            .await
+            .expect("the search index catches up");
     }
 
     /// `base + /api/v1 + path`.

@@ -10,6 +10,9 @@ pub struct InletProcess {
     child: Child,
     /// Where the child's standard error (its log) goes.
     log: tempfile::NamedTempFile,
+    /// The search index directory of a child over PostgreSQL (whose default, `./inlet-index`,
+    /// replicas started from one directory would share); removed with the process.
+    _index_dir: Option<tempfile::TempDir>,
     /// `http://127.0.0.1:<port>/api/v1`.
     pub api: String,
 }
@@ -50,9 +53,17 @@ impl InletProcess {
         for (k, v) in env {
             cmd.env(k, v);
         }
+        // A SQLite database keeps its index beside it; every other gets one of its own here.
+        let index_dir = (!database.starts_with("sqlite")
+            && !env.iter().any(|(k, _)| *k == "INLET_INDEX_DIR"))
+        .then(|| tempfile::tempdir().expect("index dir"));
+        if let Some(dir) = &index_dir {
+            cmd.arg("--index-dir").arg(dir.path());
+        }
         Self {
             child: cmd.spawn().expect("spawn inlet"),
             log,
+            _index_dir: index_dir,
             api: format!("http://127.0.0.1:{port}/api/v1"),
         }
     }

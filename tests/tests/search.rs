@@ -75,6 +75,7 @@ async fn upload(server: &TestServer, d: &Drive, id: &str, text: &str, tags: &[&s
 }
 
 async fn search(server: &TestServer, query: &[(&str, &str)]) -> Value {
+    server.settle().await;
     let resp = server
         .req(Method::GET, "/search")
         .query(query)

@@ -79,7 +79,9 @@ async fn json_push_builds_the_record_from_templates() {
     assert_eq!(rec["url"], "https://tickets.test/7");
     assert_eq!(rec["content"], "Printer jammed\nPaper stuck in tray 2");
     assert_eq!(rec["tags"], json!({"queue": ["it"]}));
-    // Searchable by its searchTemplate text at once, with the tag as a filter.
+    // Searchable by its searchTemplate text (once the index has caught up, within a second),
+    // with the tag as a filter.
+    s.settle().await;
     let found: Value = s
         .req(Method::GET, "/search")
         .query(&[("q", "paper tray"), ("tag", "queue:it")])

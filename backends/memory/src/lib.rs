@@ -2,11 +2,12 @@
 
 mod index;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use inlet_core::{
     Error, RecordStore, Result, TokenStore, WorkspaceId,
+    index::{Change, LogPage, Position},
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
     record::{self, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch},
     search::{self, Folder, SearchPage, SearchQuery},
@@ -58,6 +59,44 @@ struct State {
     sessions: HashMap<String, Session>,
     /// Rate-limit windows: key → (window start, count).
     rates: HashMap<String, (i64, u32)>,
+    /// The write log ([`inlet_core::index`]).
+    log: Log,
+}
+
+/// The write log: each record at the position of its last write (compacted), and the sources
+/// deleted. A close removes records one by one here, so it logs each of them.
+#[derive(Debug, Default)]
+struct Log {
+    head: Position,
+    /// Position → (object type, externalId) of the record written there.
+    records: BTreeMap<Position, (Uuid, String)>,
+    /// Record id → its position in `records`.
+    at: HashMap<Uuid, Position>,
+    /// Position → deleted source.
+    sources: BTreeMap<Position, Uuid>,
+}
+
+impl Log {
+    fn record(&mut self, record: &Record) {
+        self.head += 1;
+        if let Some(old) = self.at.insert(record.id, self.head) {
+            self.records.remove(&old);
+        }
+        self.records.insert(
+            self.head,
+            (record.object_type.id, record.external_id.clone()),
+        );
+    }
+
+    fn source_deleted(&mut self, source_id: Uuid, record_ids: impl Iterator<Item = Uuid>) {
+        for id in record_ids {
+            if let Some(old) = self.at.remove(&id) {
+                self.records.remove(&old);
+            }
+        }
+        self.head += 1;
+        self.sources.insert(self.head, source_id);
+    }
 }
 
 impl State {
@@ -166,14 +205,17 @@ impl RecordStore for MemoryStore {
             .filter_map(|ot| st.open_sync_number(ot.id).map(|n| (ot.id, n)))
             .collect();
         record::source_deletable(&source, &open)?;
+        let mut gone = Vec::new();
         for ot in &source.object_types {
             st.syncs.remove(&ot.id);
             if let Some(records) = st.records.remove(&ot.id) {
                 for r in records.values() {
                     st.search.remove(r.id);
+                    gone.push(r.id);
                 }
             }
         }
+        st.log.source_deleted(source_id, gone.into_iter());
         st.folders.retain(|(s, _), _| *s != source_id);
         st.sources.retain(|s| s.id != source_id);
         Ok(())
@@ -225,6 +267,7 @@ impl RecordStore for MemoryStore {
         let state = sync::close(st.sync_run(scope, sync_number)?, op)?;
         let mut removed = 0;
         let mut kept = 0;
+        let mut logged = Vec::new();
         for r in st
             .records
             .entry(scope.object_type_id)
@@ -235,9 +278,13 @@ impl RecordStore for MemoryStore {
             if sync::removes_stale(op) && sync::is_stale(r.sync_number, sync_number) {
                 r.removed = true;
                 removed += 1;
+                logged.push(r.clone());
             } else {
                 kept += 1;
             }
+        }
+        for r in &logged {
+            st.log.record(r);
         }
         let run = st
             .syncs
@@ -307,6 +354,7 @@ impl RecordStore for MemoryStore {
             extraction: write.extraction,
         };
         records.insert(write.key.external_id.clone(), record.clone());
+        st.log.record(&record);
         let words = search::index_text(&record.content);
         let rows = search::tag_rows(
             st.source(scope.workspace_id, scope.source_id)?
@@ -375,6 +423,8 @@ impl RecordStore for MemoryStore {
         {
             Some(r) if !r.removed => {
                 r.removed = true;
+                let r = r.clone();
+                st.log.record(&r);
                 Ok(())
             }
             _ => Err(Error::not_found(format!(
@@ -382,6 +432,109 @@ impl RecordStore for MemoryStore {
                 key.external_id
             ))),
         }
+    }
+
+    async fn log_head(&self) -> Result<Position> {
+        Ok(self.state.lock().log.head)
+    }
+
+    async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage> {
+        let st = self.state.lock();
+        let range = (std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded);
+        let mut entries: Vec<Position> = st
+            .log
+            .records
+            .range(range)
+            .map(|(p, _)| *p)
+            .take(limit)
+            .chain(st.log.sources.range(range).map(|(p, _)| *p).take(limit))
+            .collect();
+        entries.sort_unstable();
+        let full = entries.len() >= limit;
+        entries.truncate(limit);
+        let upto = match (full, entries.last()) {
+            (true, Some(last)) => *last,
+            _ => st.log.head,
+        };
+        let mut changes = Vec::with_capacity(entries.len());
+        for position in entries {
+            if let Some(source_id) = st.log.sources.get(&position) {
+                changes.push(Change::SourceDeleted {
+                    position,
+                    source_id: *source_id,
+                });
+                continue;
+            }
+            let Some((object_type_id, external_id)) = st.log.records.get(&position) else {
+                continue;
+            };
+            let Some(record) = st
+                .records
+                .get(object_type_id)
+                .and_then(|m| m.get(external_id))
+            else {
+                continue;
+            };
+            let Some(source) = st.sources.iter().find(|s| s.id == record.source_id) else {
+                continue;
+            };
+            let name = source
+                .object_type(*object_type_id)
+                .map(|o| o.name.clone())
+                .unwrap_or_default();
+            changes.push(Change::Record {
+                position,
+                workspace_id: source.workspace_id,
+                record: Box::new(st.view(&name, record)),
+            });
+        }
+        Ok(LogPage { changes, upto })
+    }
+
+    async fn closed_records(
+        &self,
+        object_type_id: Uuid,
+        from_sync: i64,
+        to_sync: i64,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Uuid>> {
+        let st = self.state.lock();
+        let mut ids: Vec<Uuid> = st
+            .records
+            .get(&object_type_id)
+            .map(|m| {
+                m.values()
+                    .filter(|r| (from_sync..to_sync).contains(&r.sync_number))
+                    .map(|r| r.id)
+                    .filter(|id| after.is_none_or(|a| *id > a))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort_unstable();
+        ids.truncate(limit);
+        Ok(ids)
+    }
+
+    async fn scan_live(
+        &self,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<(WorkspaceId, Record)>> {
+        let st = self.state.lock();
+        let mut out = Vec::new();
+        for source in &st.sources {
+            for ot in &source.object_types {
+                for r in st.records.get(&ot.id).into_iter().flat_map(|m| m.values()) {
+                    if !r.removed && after.is_none_or(|a| r.id > a) {
+                        out.push((source.workspace_id, st.view(&ot.name, r)));
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by_key(|(_, r)| r.id);
+        out.truncate(limit);
+        Ok(out)
     }
 
     async fn search(&self, q: &SearchQuery) -> Result<SearchPage> {

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod log;
 mod migration;
 mod records;
 mod search;

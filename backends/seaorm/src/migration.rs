@@ -20,6 +20,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0005SearchInline),
             Box::new(M0006SearchWords),
             Box::new(M0007SourceExternalIds),
+            Box::new(M0008WriteLog),
         ]
     }
 }
@@ -455,6 +456,44 @@ impl MigrationTrait for M0007SourceExternalIds {
                 .to_string(),
         ] {
             db.execute_unprepared(&sql).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The write log the search index follows (`inlet_core::index`): each record carries the
+/// position of its last logged write (`records.change_pos`, 0 for records written before this
+/// migration, which an index build reads by scanning), `change_head` hands out positions in
+/// commit order, and `change_log` holds the entries that are not one record's (a COMPLETE
+/// close, a deleted source).
+struct M0008WriteLog;
+
+impl sea_orm_migration::MigrationName for M0008WriteLog {
+    fn name(&self) -> &str {
+        "m0008_write_log"
+    }
+}
+
+const M0008_UP: &[&str] = &[
+    "ALTER TABLE records ADD COLUMN change_pos BIGINT NOT NULL DEFAULT 0",
+    "CREATE INDEX records_change_pos ON records (change_pos)",
+    "CREATE TABLE change_head (id INTEGER PRIMARY KEY, pos BIGINT NOT NULL)",
+    "INSERT INTO change_head (id, pos) VALUES (1, 0)",
+    "CREATE TABLE change_log (
+        pos BIGINT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        object_type_id TEXT,
+        source_id TEXT,
+        from_sync BIGINT,
+        to_sync BIGINT)",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0008WriteLog {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for sql in M0008_UP {
+            db.execute_unprepared(sql).await?;
         }
         Ok(())
     }

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use inlet_core::{
     Error, RecordStore, Result, WorkspaceId,
+    index::{LogPage, Position},
     record::{
         self, Extraction, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
     },
@@ -561,6 +562,7 @@ impl RecordStore for SeaOrmStore {
         ] {
             exec(&txn, self.stmt(&sql, vec![source_id.to_string().into()])).await?;
         }
+        self.log_source_deleted(&txn, source_id).await?;
         txn.commit().await.map_err(db_error)?;
         self.forget_source(source_id);
         Ok(())
@@ -726,6 +728,10 @@ impl RecordStore for SeaOrmStore {
             ),
         )
         .await?;
+        if floor > ot_state.complete_floor {
+            self.log_close(&txn, scope.object_type_id, ot_state.complete_floor, floor)
+                .await?;
+        }
         txn.commit().await.map_err(db_error)?;
         Ok(SyncRun {
             state,
@@ -842,6 +848,7 @@ impl RecordStore for SeaOrmStore {
             .read_record(&txn, &write.key, false)
             .await?
             .ok_or_else(|| Error::backend(std::io::Error::other("upserted record vanished")))?;
+        self.log_record(&txn, record_id).await?;
         txn.commit().await.map_err(db_error)?;
         Ok(PutOutcome {
             record,
@@ -915,12 +922,14 @@ impl RecordStore for SeaOrmStore {
         inlet_core::input::check_external_id(&key.external_id)?;
         let _w = self.write_guard().await;
         self.object_type_state(&self.db, key.scope, "").await?;
-        let changed = exec(
-            &self.db,
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let changed = one(
+            &txn,
             self.stmt(
                 "UPDATE records SET removed = TRUE WHERE object_type_id = $1 AND external_id = $2 \
                  AND NOT removed \
-                 AND sync_number >= (SELECT complete_floor FROM object_types WHERE id = $1)",
+                 AND sync_number >= (SELECT complete_floor FROM object_types WHERE id = $1) \
+                 RETURNING id",
                 vec![
                     key.scope.object_type_id.to_string().into(),
                     key.external_id.clone().into(),
@@ -928,13 +937,43 @@ impl RecordStore for SeaOrmStore {
             ),
         )
         .await?;
-        if changed == 0 {
+        let Some(row) = changed else {
             return Err(Error::not_found(format!(
                 "no current record with externalId '{}'",
                 key.external_id
             )));
-        }
+        };
+        self.log_record(&txn, uuid(&row, "id")?).await?;
+        txn.commit().await.map_err(db_error)?;
         Ok(())
+    }
+
+    async fn log_head(&self) -> Result<Position> {
+        self.head().await
+    }
+
+    async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage> {
+        self.after(after, limit).await
+    }
+
+    async fn closed_records(
+        &self,
+        object_type_id: Uuid,
+        from_sync: i64,
+        to_sync: i64,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Uuid>> {
+        self.closed(object_type_id, from_sync, to_sync, after, limit)
+            .await
+    }
+
+    async fn scan_live(
+        &self,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<(WorkspaceId, Record)>> {
+        self.scan(after, limit).await
     }
 
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage> {

@@ -2,7 +2,8 @@
 //! search window, m0004) are found after the upgrade, with the new index's scope and tag
 //! filters, on SQLite and PostgreSQL (by both PostgreSQL routes to the words); and a PostgreSQL
 //! index in m0004's layout (words in a TOASTed `vector`, tokens in `meta`) is moved into
-//! `record_words` by m0005 and given its lookup words by m0006.
+//! `record_words` by m0005 and given its lookup words by m0006. Every upgraded database builds
+//! the search index (m0008's write log starts empty; the build scans the records).
 
 use inlet_core::{
     RecordStore,
@@ -251,6 +252,15 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
     // This version migrates the rest of the way and finds them, by either PostgreSQL route
     // to the words.
     let store = SeaOrmStore::connect(url).await.unwrap();
+    // The search index is built from the upgraded database (its records predate the write
+    // log: the build scans them), then follows the log.
+    let index = inlet_core::testkit::ModelIndex::default();
+    inlet_core::index::rebuild(&store, &index, &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(index.external_ids(source.id), ["a", "b"]);
+    inlet_core::index::catch_up(&store, &index).await.unwrap();
+    assert_eq!(index.external_ids(source.id), ["a", "b"]);
     for route in [WordRoute::Auto, WordRoute::Lookup, WordRoute::Scan] {
         finds_the_records(&store.clone().with_word_route(route), ws, &source, ot).await;
     }

@@ -28,8 +28,7 @@ use inlet_core::{
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use tantivy::{
-    DocAddress, Index, IndexReader, IndexWriter, Order, ReloadPolicy, Searcher, TantivyDocument,
-    Term,
+    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
     collector::{Count, FacetCollector, TopDocs},
     directory::MmapDirectory,
     query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery},
@@ -43,7 +42,7 @@ use tantivy::{
 use uuid::Uuid;
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 /// The tokenizer name our text fields are registered with.
 const TOKENIZER: &str = "inlet";
 /// Memory the writer buffers before it writes a segment.
@@ -72,6 +71,7 @@ struct Fields {
     modified: Field,
     created_filter: Field,
     modified_filter: Field,
+    tiebreak: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -98,6 +98,7 @@ fn schema() -> (Schema, Fields) {
     let modified = b.add_i64_field("modified", STORED | FAST);
     let created_filter = b.add_i64_field("created_filter", INDEXED | FAST);
     let modified_filter = b.add_i64_field("modified_filter", INDEXED | FAST);
+    let tiebreak = b.add_u64_field("tiebreak", FAST);
     // Room for per-record permissions (DESIGN 7): the people and groups allowed to see a record
     // will go here, and Bearer searches will filter on it. Not written yet.
     b.add_text_field("allowed", STRING);
@@ -122,6 +123,7 @@ fn schema() -> (Schema, Fields) {
         modified,
         created_filter,
         modified_filter,
+        tiebreak,
     };
     (b.build(), fields)
 }
@@ -130,7 +132,8 @@ fn schema() -> (Schema, Fields) {
 #[derive(Debug, Serialize, Deserialize)]
 struct Payload {
     format: u32,
-    position: Position,
+    /// `None` while a rebuild is under way.
+    position: Option<Position>,
 }
 
 fn backend(e: impl std::error::Error + Send + Sync + 'static) -> Error {
@@ -270,6 +273,7 @@ impl TantivyIndex {
         doc.add_i64(f.modified, d.modified_ms);
         doc.add_i64(f.created_filter, d.created_filter_ms);
         doc.add_i64(f.modified_filter, d.modified_filter_ms);
+        doc.add_u64(f.tiebreak, tiebreak(d.record_id));
         doc
     }
 
@@ -463,6 +467,17 @@ fn stemmed(text: &str, lang: Option<Language>) -> PreTokenizedString {
     }
 }
 
+/// Orders equal scores the same way in every replica, whatever its segments: by record id.
+fn tiebreak(record_id: Uuid) -> u64 {
+    u64::MAX - record_id.as_u64_pair().0
+}
+
+/// A score rounded to a thousandth: differences below that (BM25 statistics still counting a
+/// replaced document until its segment is merged, which differs between replicas) are ties.
+fn rounded(score: f32) -> i64 {
+    (f64::from(score) * 1000.0).round() as i64
+}
+
 fn encode_cursor(generation: u64, offset: u64) -> String {
     URL_SAFE_NO_PAD.encode(format!("{generation}.{offset}"))
 }
@@ -486,7 +501,7 @@ impl SearchIndex for TantivyIndex {
             Some(p) => serde_json::from_str::<Payload>(&p)
                 .ok()
                 .filter(|p| p.format == FORMAT)
-                .map(|p| p.position),
+                .and_then(|p| p.position),
             None => None,
         })
     }
@@ -501,6 +516,12 @@ impl SearchIndex for TantivyIndex {
         let id = self.fields.id;
         for record in &batch.deletes {
             writer.delete_term(Term::from_field_text(id, &record.to_string()));
+        }
+        for source in &batch.deleted_sources {
+            writer.delete_term(Term::from_field_text(
+                self.fields.source,
+                &source.to_string(),
+            ));
         }
         for (record, doc) in docs {
             writer.delete_term(Term::from_field_text(id, &record.to_string()));
@@ -548,8 +569,18 @@ impl SearchIndex for TantivyIndex {
         let limit = q.limit.max(1) as usize;
         let top = TopDocs::with_limit(limit).and_offset(offset as usize);
         let (total, addresses, facet_counts): (usize, Vec<DocAddress>, _) = if ranked {
+            let ranked = top.tweak_score(move |segment: &tantivy::SegmentReader| {
+                let ids = segment
+                    .fast_fields()
+                    .u64("tiebreak")
+                    .ok()
+                    .map(|c| c.first_or_default_col(0));
+                move |doc: tantivy::DocId, score: tantivy::Score| {
+                    (rounded(score), ids.as_ref().map_or(0, |c| c.get_val(doc)))
+                }
+            });
             let (total, top, facet_counts) = searcher
-                .search(&query, &(Count, top.order_by_score(), facets))
+                .search(&query, &(Count, ranked, facets))
                 .map_err(backend)?;
             (
                 total,
@@ -557,15 +588,20 @@ impl SearchIndex for TantivyIndex {
                 facet_counts,
             )
         } else {
+            // Newest first; the same instant by record id, as in ranked results.
+            let newest = top.order_by(move |segment: &tantivy::SegmentReader| {
+                let fast = segment.fast_fields();
+                let modified = fast.i64("modified").ok().map(|c| c.first_or_default_col(0));
+                let ids = fast.u64("tiebreak").ok().map(|c| c.first_or_default_col(0));
+                move |doc: tantivy::DocId| {
+                    (
+                        modified.as_ref().map_or(0, |c| c.get_val(doc)),
+                        ids.as_ref().map_or(0, |c| c.get_val(doc)),
+                    )
+                }
+            });
             let (total, top, facet_counts) = searcher
-                .search(
-                    &query,
-                    &(
-                        Count,
-                        top.order_by_fast_field::<i64>("modified", Order::Desc),
-                        facets,
-                    ),
-                )
+                .search(&query, &(Count, newest, facets))
                 .map_err(backend)?;
             (
                 total,

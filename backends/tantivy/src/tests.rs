@@ -47,7 +47,8 @@ fn index_with(docs: Vec<IndexDoc>) -> TantivyIndex {
         .apply(IndexBatch {
             upserts: docs,
             deletes: vec![],
-            position: 1,
+            position: Some(1),
+            deleted_sources: vec![],
         })
         .expect("apply");
     index
@@ -226,7 +227,8 @@ fn cursors_page_through_one_version() {
         .apply(IndexBatch {
             upserts: vec![doc(6, "x.txt", "text text text")],
             deletes: vec![],
-            position: 2,
+            position: Some(2),
+            deleted_sources: vec![],
         })
         .expect("apply");
     let mut seen = ids(&first);
@@ -250,7 +252,8 @@ fn updates_and_deletes_replace_documents() {
         .apply(IndexBatch {
             upserts: vec![doc(1, "x.txt", "beta")],
             deletes: vec![Uuid::from_u128(1002)],
-            position: 2,
+            position: Some(2),
+            deleted_sources: vec![],
         })
         .expect("apply");
     assert_eq!(index.search(&query("alpha")).expect("s").total, 0);
@@ -268,7 +271,8 @@ fn the_applied_position_survives_a_reopen_and_a_bad_index_is_rebuilt() {
             .apply(IndexBatch {
                 upserts: vec![doc(1, "x.txt", "alpha")],
                 deletes: vec![],
-                position: 42,
+                position: Some(42),
+                deleted_sources: vec![],
             })
             .expect("apply");
     }

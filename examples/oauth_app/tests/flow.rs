@@ -54,6 +54,8 @@ async fn start() -> Setup {
         "javascript:alert(1)",
     )
     .await;
+    // The app lists records through search, which trails writes by up to a second.
+    server.settle().await;
 
     let acceptor = TcpListener::bind("127.0.0.1:0")
         .into_acceptor()

@@ -705,7 +705,8 @@ impl Inlet {
         Ok(all)
     }
 
-    /// The externalIds of the object type's live records, through search without words.
+    /// The externalIds of the object type's live records, through search without words. Search
+    /// trails writes by up to a second, so a dry run right after a sync may miss its last writes.
     pub async fn live_external_ids(&self, target: &Target) -> Result<Vec<String>, ApiError> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]

@@ -2,16 +2,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use inlet_core::{
-    search::{self, DEFAULT_LIMIT, Folder, MAX_LIMIT, MAX_QUERY_CHARS, SearchQuery, TagFilter},
+    index::IndexQuery,
+    search::{self, DEFAULT_LIMIT, Folder, MAX_LIMIT, MAX_QUERY_CHARS, TagFilter},
     source::{ObjectType, Source, TagConfig, TagType},
     tag::{self, TagValue},
     time::{self, Timestamp},
 };
 use poem::web::Data;
 use poem_openapi::{
-    ApiResponse, Object, OpenApi,
+    ApiResponse, Enum, Object, OpenApi,
     param::{Path, Query},
     payload::Json,
 };
@@ -24,6 +24,16 @@ use crate::{auth::Auth, problem::ApiError, state::AppState};
 pub const MAX_FOLDER_ID_BYTES: usize = 1024;
 /// Longest folder name, in characters.
 pub const MAX_FOLDER_NAME_CHARS: usize = 500;
+
+/// How the words of `q` must match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename_all = "lowercase")]
+pub enum MatchMode {
+    /// Records holding any word, best first (the default).
+    Any,
+    /// Only records holding every word.
+    All,
+}
 
 /// One result.
 #[derive(Debug, Object)]
@@ -80,18 +90,18 @@ pub struct FacetResult {
 #[derive(Debug, Object)]
 #[oai(rename_all = "camelCase")]
 pub struct SearchResponse {
-    /// Matching records in all pages when `exhaustive`; otherwise the number of matches
-    /// examined, a lower bound ("at least").
+    /// Matching records in all pages (exact).
     pub total: u64,
-    /// Whether `total`, the order and the facets cover every match. A query matching more than
-    /// 1000 records (or than the page reached) ranks, counts and facets the most recently
-    /// written 1000 (or as many as the page needs) and answers `false`.
+    /// Always `true`: `total`, the order and the facets cover every match. Kept for clients
+    /// written when a broad query examined only its newest 1,000 matches.
     pub exhaustive: bool,
     /// This page, best match first (newest first without `q`).
     pub results: Vec<SearchResult>,
-    /// Facets of the object types searched, counted over the matches examined.
+    /// Facets of the object types searched, counted over every match.
     pub facets: Vec<FacetResult>,
     /// Pass as `cursor` for the next page; absent on the last page and past result 10,000.
+    /// Pages come from the index as it was at the first page (for 10 minutes), so writes
+    /// meanwhile neither shift nor repeat results.
     #[oai(skip_serializing_if_is_none)]
     pub next_cursor: Option<String>,
 }
@@ -148,20 +158,6 @@ fn parse_time(name: &str, raw: &Option<String>) -> Result<Option<Timestamp>, Api
             })
         })
         .transpose()
-}
-
-fn encode_cursor(offset: u64) -> String {
-    URL_SAFE_NO_PAD.encode(format!("o:{offset}"))
-}
-
-fn decode_cursor(cursor: &str) -> Result<u64, ApiError> {
-    URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| s.strip_prefix("o:").and_then(|n| n.parse().ok()))
-        .filter(|&offset| offset < search::MAX_DEPTH)
-        .ok_or_else(|| ApiError::bad_request("cursor is not one this service issued"))
 }
 
 /// The object types a search covers.
@@ -253,19 +249,27 @@ pub struct SearchApi;
 
 #[OpenApi(tag = "ApiTags::Search", prefix_path = "/api/v1")]
 impl SearchApi {
-    /// Search the workspace's records: every word of `q` must match (quotes for a phrase;
-    /// accents and case are ignored; Chinese, Japanese and Korean text is found by its
-    /// characters). Repeated `tag` values of one tag OR together, different tags AND. Date
-    /// filters are RFC 3339 (or a date); a facet with targetType maps its DATE_TIME tag onto
-    /// them. Facets count over all matching records.
+    /// Search the workspace's records by title and text: any word of `q` matches, best first
+    /// (BM25, titles weigh more, records holding every word and the phrase first); `match=all`
+    /// asks for every word; `"quotes"` for a phrase, `-word` to exclude. Accents and case are
+    /// ignored, words are stemmed by the record's language, Chinese, Japanese and Korean text
+    /// is found by its characters. Repeated `tag` values of one tag OR together, different tags
+    /// AND; a folder tag matches the folder and every folder below it. Date filters are RFC
+    /// 3339 (or a date); a facet with targetType maps its DATE_TIME tag onto them. `total` and
+    /// facets count every match. Search trails writes by up to a second.
     #[allow(clippy::too_many_arguments)]
     #[oai(path = "/search", method = "get", operation_id = "search")]
     async fn search(
         &self,
         state: Data<&AppState>,
         auth: Auth,
-        /// Words to find.
+        /// Words, `"quoted phrases"` and `-excluded` words. Empty lists every record, newest
+        /// first.
         q: Query<Option<String>>,
+        /// `any` (default): records holding at least one word, best first, those holding every
+        /// word and the phrase ranked above the rest. `all`: only records holding every word.
+        #[oai(name = "match")]
+        match_: Query<Option<MatchMode>>,
         /// Only this source.
         #[oai(name = "sourceId")]
         source_id: Query<Option<Uuid>>,
@@ -304,12 +308,6 @@ impl SearchApi {
                 "limit must be between 1 and {MAX_LIMIT}"
             )));
         }
-        let offset = cursor
-            .0
-            .as_deref()
-            .map(decode_cursor)
-            .transpose()?
-            .unwrap_or(0);
         let types = scope_types(
             &state,
             principal.workspace_id,
@@ -355,22 +353,39 @@ impl SearchApi {
             }
         }
 
-        let terms = search::parse_query(&text);
-        let query = SearchQuery {
-            terms: terms.clone(),
+        let match_all = matches!(match_.0, Some(MatchMode::All));
+        // A folder filter lists the folder and every folder below it, as its count does.
+        for f in &mut filters {
+            for (source, ot) in &types {
+                if search::is_folder_tag(ot, &f.tag) {
+                    let folders = state
+                        .records
+                        .folder_names(principal.workspace_id, source.id, &f.tag)
+                        .await?;
+                    f.values = search::with_descendants(&folders, &f.values);
+                }
+            }
+        }
+        let millis = |t: Option<Timestamp>| t.map(|t| t.timestamp_millis());
+        let query = IndexQuery {
+            workspace_id: principal.workspace_id,
+            text,
+            match_all,
             source_id: source_id.0,
             object_type_id: object_type_id.0,
             tags: filters,
-            created_from: parse_time("createdFrom", &created_from.0)?,
-            created_to: parse_time("createdTo", &created_to.0)?,
-            modified_from: parse_time("modifiedFrom", &modified_from.0)?,
-            modified_to: parse_time("modifiedTo", &modified_to.0)?,
-            offset,
+            created_from: millis(parse_time("createdFrom", &created_from.0)?),
+            created_to: millis(parse_time("createdTo", &created_to.0)?),
+            modified_from: millis(parse_time("modifiedFrom", &modified_from.0)?),
+            modified_to: millis(parse_time("modifiedTo", &modified_to.0)?),
             limit,
+            cursor: cursor.0,
             facet_tags: facets.iter().map(|(_, t, _)| t.clone()).collect(),
-            ..SearchQuery::new(principal.workspace_id, "")
         };
-        let page = state.records.search(&query).await?;
+        let index = state.index.clone();
+        let page = tokio::task::spawn_blocking(move || index.search(&query))
+            .await
+            .map_err(|e| ApiError::from(inlet_core::Error::backend(e)))??;
 
         let mut facet_out = Vec::new();
         for (name, tag_id, folder_source) in facets {
@@ -402,34 +417,28 @@ impl SearchApi {
                 values,
             });
         }
-        let shown = offset + page.records.len() as u64;
         let results = page
-            .records
+            .hits
             .into_iter()
-            .map(|r| SearchResult {
-                id: r.id,
-                snippet: search::snippet(&r.content, &terms),
-                external_id: r.external_id,
-                source_id: r.source_id,
-                object_type_id: r.object_type.id,
-                title: r.title,
-                url: r.url,
-                tags: r
-                    .tags
-                    .iter()
-                    .map(|(k, vs)| (k.clone(), vs.iter().map(TagValue::canonical).collect()))
-                    .collect(),
-                created_date: time::format(&r.created_date),
-                modified_date: time::format(&r.modified_date),
+            .map(|h| SearchResult {
+                id: h.record_id,
+                snippet: h.snippet,
+                external_id: h.external_id,
+                source_id: h.source_id,
+                object_type_id: h.object_type_id,
+                title: h.title,
+                url: h.url,
+                tags: h.tags,
+                created_date: time::format_millis(h.created_ms),
+                modified_date: time::format_millis(h.modified_ms),
             })
             .collect();
         Ok(Json(SearchResponse {
             total: page.total,
-            exhaustive: page.exhaustive,
+            exhaustive: true,
             results,
             facets: facet_out,
-            next_cursor: (shown < page.total && shown < search::MAX_DEPTH)
-                .then(|| encode_cursor(shown)),
+            next_cursor: page.next_cursor,
         }))
     }
 

@@ -226,7 +226,8 @@ fn inlet_index(docs: &[Doc]) -> impl FnMut(&str) -> Vec<String> {
         .apply(IndexBatch {
             upserts,
             deletes: vec![],
-            position: 1,
+            position: Some(1),
+            deleted_sources: vec![],
         })
         .expect("apply");
     move |text: &str| {

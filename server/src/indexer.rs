@@ -1,0 +1,251 @@
+//! Keeps this replica's search index following the record store's write log (DESIGN 7): builds
+//! it from the store when it has never been built, then applies the log as it grows — on a
+//! short tick, so writes made through any replica show within the visibility delay.
+//!
+//! The index is tantivy's ([`inlet_search_tantivy`]); where it lives is the operator's choice
+//! (`--index-dir`), see [`open_index`].
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use inlet_core::{
+    Error, RecordStore, Result,
+    index::{self, Hits, IndexBatch, IndexQuery, Position, SearchIndex},
+};
+use inlet_search_tantivy::TantivyIndex;
+use tokio::sync::Notify;
+
+/// How often the follower looks for new writes in the log.
+pub const TICK: Duration = Duration::from_millis(100);
+/// Pause after a failed round (the database may be away), before trying again.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Where an index lives, and why an existing one was discarded (to log).
+pub struct OpenedIndex {
+    /// The index.
+    pub index: Arc<dyn SearchIndex>,
+    /// Its directory (`None`: in memory).
+    pub dir: Option<PathBuf>,
+    /// Why an index found there was discarded, to be rebuilt.
+    pub discarded: Option<String>,
+}
+
+/// The default index directory for a database URL: `<name>-index/` beside a SQLite file
+/// (`inlet.db` → `inlet-index/`), `inlet-index/` in the working directory for PostgreSQL, and
+/// none (memory) for `memory:`.
+pub fn default_dir(database_url: &str) -> Option<PathBuf> {
+    if database_url.starts_with("memory") {
+        return None;
+    }
+    if let Some(rest) = database_url.strip_prefix("sqlite:") {
+        let path = rest.trim_start_matches("//");
+        let path = path.split('?').next().unwrap_or(path);
+        let path = Path::new(path);
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("inlet");
+        let parent = path.parent().unwrap_or(Path::new(""));
+        return Some(parent.join(format!("{stem}-index")));
+    }
+    Some(PathBuf::from("inlet-index"))
+}
+
+/// Opens the index in `dir`, or in memory without one.
+pub fn open_index(dir: Option<&Path>) -> Result<OpenedIndex> {
+    match dir {
+        None => Ok(OpenedIndex {
+            index: Arc::new(Blocking(TantivyIndex::in_memory()?)),
+            dir: None,
+            discarded: None,
+        }),
+        Some(dir) => {
+            let (index, discarded) = TantivyIndex::open(dir)?;
+            Ok(OpenedIndex {
+                index: Arc::new(Blocking(index)),
+                dir: Some(dir.to_path_buf()),
+                discarded,
+            })
+        }
+    }
+}
+
+/// Runs an index's writes off the async worker threads: a commit waits on the disk.
+struct Blocking<I>(I);
+
+impl<I: SearchIndex> SearchIndex for Blocking<I> {
+    fn applied(&self) -> Result<Option<Position>> {
+        self.0.applied()
+    }
+    fn apply(&self, batch: IndexBatch) -> Result<()> {
+        blocking(|| self.0.apply(batch))
+    }
+    fn clear(&self) -> Result<()> {
+        blocking(|| self.0.clear())
+    }
+    fn search(&self, query: &IndexQuery) -> Result<Hits> {
+        self.0.search(query)
+    }
+    fn size_bytes(&self) -> u64 {
+        self.0.size_bytes()
+    }
+}
+
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// The follower's state, for `/readyz`, `/metrics` and tests.
+#[derive(Default)]
+pub struct Indexer {
+    started: AtomicBool,
+    /// Set once the first build or catch-up has finished.
+    ready: AtomicBool,
+    rebuilding: AtomicBool,
+    /// Records indexed by the running or last rebuild.
+    rebuilt: AtomicU64,
+    /// The log position applied.
+    applied: AtomicU64,
+    /// The log head seen last.
+    head: AtomicU64,
+    wake: Notify,
+}
+
+impl Indexer {
+    /// Whether the index has caught up with the store once since the start (a lag after that
+    /// does not make the replica unready).
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// Whether a rebuild is running, and how many records it has indexed.
+    pub fn rebuild_progress(&self) -> Option<u64> {
+        self.rebuilding
+            .load(Ordering::Acquire)
+            .then(|| self.rebuilt.load(Ordering::Relaxed))
+    }
+
+    /// (applied, head) log positions as last seen.
+    pub fn positions(&self) -> (Position, Position) {
+        (
+            self.applied.load(Ordering::Relaxed),
+            self.head.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Asks the follower to look at the log now (after a write through this replica).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Starts following (once; later calls do nothing).
+    pub fn start(self: &Arc<Self>, records: Arc<dyn RecordStore>, index: Arc<dyn SearchIndex>) {
+        if self.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = self.clone();
+        tokio::spawn(async move { me.run(records, index).await });
+    }
+
+    async fn run(self: Arc<Self>, records: Arc<dyn RecordStore>, index: Arc<dyn SearchIndex>) {
+        loop {
+            match self.round(&*records, &*index).await {
+                Ok(()) => {
+                    let _ = tokio::time::timeout(TICK, self.wake.notified()).await;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "search index: following the write log failed; retrying");
+                    tokio::time::sleep(RETRY).await;
+                }
+            }
+        }
+    }
+
+    async fn round(&self, records: &dyn RecordStore, index: &dyn SearchIndex) -> Result<()> {
+        if index.applied()?.is_none() {
+            self.rebuild(records, index).await?;
+        }
+        self.head
+            .store(records.log_head().await?, Ordering::Relaxed);
+        let progress = index::catch_up(records, index).await?;
+        self.applied.store(progress.position, Ordering::Relaxed);
+        if !self.ready.swap(true, Ordering::AcqRel) {
+            tracing::info!(position = progress.position, "search index: caught up");
+        }
+        Ok(())
+    }
+
+    async fn rebuild(&self, records: &dyn RecordStore, index: &dyn SearchIndex) -> Result<()> {
+        let started = Instant::now();
+        tracing::info!("search index: building from the store");
+        self.rebuilding.store(true, Ordering::Release);
+        self.rebuilt.store(0, Ordering::Relaxed);
+        let mut last_log = Instant::now();
+        let rebuilt = &self.rebuilt;
+        let result = index::rebuild(records, index, &mut |done| {
+            rebuilt.store(done, Ordering::Relaxed);
+            if last_log.elapsed() > Duration::from_secs(5) {
+                last_log = Instant::now();
+                tracing::info!(records = done, "search index: building");
+            }
+        })
+        .await;
+        self.rebuilding.store(false, Ordering::Release);
+        let done = result?;
+        tracing::info!(
+            records = done,
+            seconds = started.elapsed().as_secs_f64(),
+            "search index: built"
+        );
+        Ok(())
+    }
+
+    /// Waits until the index has applied everything committed before the call (tests and
+    /// tools; requests never wait).
+    pub async fn settle(&self, records: &dyn RecordStore, timeout: Duration) -> Result<()> {
+        let target = records.log_head().await?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.is_ready() && self.applied.load(Ordering::Relaxed) >= target {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(Error::backend(std::io::Error::other(
+                    "the search index did not catch up in time",
+                )));
+            }
+            self.wake();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_directories() {
+        assert_eq!(default_dir("memory:"), None);
+        assert_eq!(
+            default_dir("sqlite://inlet.db?mode=rwc"),
+            Some(PathBuf::from("inlet-index"))
+        );
+        assert_eq!(
+            default_dir("sqlite:///var/lib/inlet/main.db"),
+            Some(PathBuf::from("/var/lib/inlet/main-index"))
+        );
+        assert_eq!(
+            default_dir("postgres://db/inlet"),
+            Some(PathBuf::from("inlet-index"))
+        );
+    }
+}

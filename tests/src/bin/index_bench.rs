@@ -1,0 +1,178 @@
+//! Search index benchmark (issue: search on one tantivy index, item 9). Run in release:
+//!
+//! ```sh
+//! cargo run --release -p inlet-tests --bin index-bench -- 100000 50   # records, queries per kind
+//! ```
+//!
+//! Builds the index on disk (as a replica keeps it) from N generated records (~2 KB of
+//! Zipf-distributed words each, 5 tags, the corpus of `search-bench`), one commit per 1,000
+//! records as the indexer applies the write log, and reports records/s, the index's size next
+//! to the text's, then p50/p95 of each kind of query with 3 facets counted over every match:
+//! 1, 3 and 12 words (natural-language style: any word matches, ranked), a phrase, a word with
+//! a tag filter, and browsing without words.
+
+use std::time::Instant;
+
+use inlet_core::{
+    index::{BATCH, IndexBatch, IndexQuery, SearchIndex, document},
+    record::{Extraction, ObjectTypeRef, Record},
+    search::TagFilter,
+    time,
+};
+use inlet_search_tantivy::TantivyIndex;
+use inlet_tests::corpus::{pick, source, tags, text, word};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use uuid::Uuid;
+
+/// Untimed queries per kind before the timed ones.
+const WARMUP: usize = 5;
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+type QueryMaker = Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>;
+
+fn words(r: &mut StdRng, n: usize) -> String {
+    (0..n).map(|_| word(pick(r))).collect::<Vec<_>>().join(" ")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let queries: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(50);
+    let dir = tempfile::tempdir().expect("index dir");
+    let (index, _) = TantivyIndex::open(dir.path()).expect("open index");
+    let ws = Uuid::from_u128(1);
+    let src = source(ws);
+    let ot = &src.object_types[0];
+    println!("# index-bench: {n} records of ~2 KB, 5 tags, a commit per {BATCH}\n");
+
+    let started = Instant::now();
+    let mut text_bytes = 0u64;
+    let mut rng = StdRng::seed_from_u64(7);
+    let now = time::now();
+    let mut batch = Vec::with_capacity(BATCH);
+    for i in 0..n {
+        let content = text(&mut rng);
+        text_bytes += content.len() as u64;
+        let record = Record {
+            id: Uuid::from_u128(i as u128 + 1),
+            source_id: src.id,
+            object_type: ObjectTypeRef {
+                id: ot.id,
+                name: ot.name.clone(),
+                current_sync_number: 0,
+            },
+            external_id: format!("doc-{i}"),
+            version: 1,
+            title: format!("doc-{i}.txt"),
+            url: None,
+            content,
+            tags: tags(&mut rng),
+            external_checksum: None,
+            created_date: now,
+            modified_date: now + chrono::Duration::milliseconds(i as i64),
+            modified_by: "bench@example.test".into(),
+            sync_number: 0,
+            removed: false,
+            extraction: Extraction {
+                format: Some("text".into()),
+                chars: 0,
+                truncated: false,
+                failure: None,
+            },
+        };
+        batch.push(document(ws, &record, Some(&src)));
+        if batch.len() == BATCH || i + 1 == n {
+            index
+                .apply(IndexBatch {
+                    upserts: std::mem::take(&mut batch),
+                    deletes: vec![],
+                    deleted_sources: vec![],
+                    position: Some(i as u64 + 1),
+                })
+                .expect("apply");
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "indexing: {n} records in {secs:.1} s = {:.0} records/s ({:.1} MB/s of text)",
+        n as f64 / secs,
+        text_bytes as f64 / secs / 1e6
+    );
+    println!(
+        "size: index {:.1} MB, text {:.1} MB ({:.2}x)\n",
+        index.size_bytes() as f64 / 1e6,
+        text_bytes as f64 / 1e6,
+        index.size_bytes() as f64 / text_bytes as f64
+    );
+
+    let kinds: Vec<(&str, QueryMaker)> = vec![
+        ("1 word", Box::new(|r: &mut StdRng| (words(r, 1), vec![]))),
+        ("3 words", Box::new(|r: &mut StdRng| (words(r, 3), vec![]))),
+        (
+            "12 words",
+            Box::new(|r: &mut StdRng| (words(r, 12), vec![])),
+        ),
+        (
+            "phrase",
+            Box::new(|r: &mut StdRng| {
+                (
+                    format!(
+                        "\"{} {}\"",
+                        word(r.random_range(0..10)),
+                        word(r.random_range(0..10))
+                    ),
+                    vec![],
+                )
+            }),
+        ),
+        (
+            "word + tag filter",
+            Box::new(|r: &mut StdRng| {
+                (
+                    words(r, 1),
+                    vec![TagFilter {
+                        tag: "team".into(),
+                        values: vec![format!("team-{}", r.random_range(0..20))],
+                    }],
+                )
+            }),
+        ),
+        ("browse", Box::new(|_: &mut StdRng| (String::new(), vec![]))),
+    ];
+    let mut rng = StdRng::seed_from_u64(99);
+    println!("| query (3 facets) | p50 ms | p95 ms | max ms | mean total |");
+    println!("|---|---|---|---|---|");
+    for (name, make) in &kinds {
+        let mut times = Vec::with_capacity(queries);
+        let mut total = 0u64;
+        for i in 0..WARMUP + queries {
+            let (text, tags) = make(&mut rng);
+            let query = IndexQuery {
+                workspace_id: ws,
+                text,
+                tags,
+                limit: 20,
+                facet_tags: vec!["color".into(), "team".into(), "status".into()],
+                ..Default::default()
+            };
+            let t = Instant::now();
+            let hits = index.search(&query).expect("search");
+            if i < WARMUP {
+                continue;
+            }
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            total += hits.total;
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "| {name} | {:.1} | {:.1} | {:.1} | {} |",
+            pct(&times, 0.5),
+            pct(&times, 0.95),
+            times[times.len() - 1],
+            total / queries as u64
+        );
+    }
+}

@@ -1,0 +1,259 @@
+//! The search index as operators run it (issue: search on one tantivy index): replicas over one
+//! PostgreSQL answer alike, a deleted index directory is rebuilt to the same answers, and a
+//! close's removals leave search.
+
+use inlet_server::config::Settings;
+use inlet_tests::{TestServer, file_form, postgres};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+/// Uploads `text` as `name` to the record `id`.
+async fn upload(s: &TestServer, object: &str, name: &str, text: &str) {
+    let resp = s
+        .req(Method::PUT, &format!("{object}/file"))
+        .multipart(file_form(name, text.as_bytes().to_vec()))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "upload: {}", resp.status());
+}
+
+/// What a search answers that must not depend on the replica: the total, the result ids in
+/// order, the facets.
+async fn answer(s: &TestServer, q: &str) -> Value {
+    s.settle().await;
+    let v: Value = s
+        .req(Method::GET, "/search")
+        .query(&[("q", q), ("limit", "50")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<Value> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["externalId"].clone())
+        .collect();
+    json!({"total": v["total"], "ids": ids, "facets": v["facets"]})
+}
+
+const TEXTS: [&str; 6] = [
+    "harbour cranes unload containers at night",
+    "the quarterly report on harbour traffic",
+    "cranes and containers: a maintenance plan",
+    "night shift schedule for the harbour",
+    "annual budget with a harbour expansion",
+    "minutes of the planning meeting",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_over_one_postgres_answer_alike() {
+    let Some(base) = postgres::base_url() else {
+        return;
+    };
+    let schema = postgres::Schema::create(&base, "inlet_replicas").await;
+    let a = TestServer::start_on(&schema.url, Settings::default()).await;
+    let b = TestServer::start_on(&schema.url, Settings::default()).await;
+    let paths = a.record_source().await;
+    // Writes through both replicas: uploads, rewrites, a delete.
+    for (i, text) in TEXTS.iter().enumerate() {
+        let s = if i % 2 == 0 { &a } else { &b };
+        upload(
+            s,
+            &paths.object(&format!("doc-{i}")),
+            &format!("doc {i}.txt"),
+            text,
+        )
+        .await;
+    }
+    upload(
+        &b,
+        &paths.object("doc-0"),
+        "doc 0.txt",
+        "harbour cranes rewritten",
+    )
+    .await;
+    let resp = a
+        .req(Method::DELETE, &paths.object("doc-5"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    for q in [
+        "harbour",
+        "cranes containers",
+        "\"harbour traffic\"",
+        "night -cranes",
+        "",
+    ] {
+        let (from_a, from_b) = (answer(&a, q).await, answer(&b, q).await);
+        assert_eq!(from_a, from_b, "replicas differ for {q:?}");
+    }
+    assert_eq!(answer(&a, "harbour").await["total"], 4);
+    assert_eq!(
+        answer(&b, "minutes").await["total"],
+        0,
+        "the deleted record is gone"
+    );
+    drop((a, b));
+    schema.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_deleted_index_directory_is_rebuilt_to_the_same_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("inlet.db").display()
+    );
+    let index_dir = dir.path().join("inlet-index");
+    let queries = ["harbour", "cranes containers", "\"quarterly report\"", ""];
+    let before = {
+        let s = TestServer::start_indexed(&db, Settings::default(), Some(&index_dir)).await;
+        let paths = s.record_source().await;
+        for (i, text) in TEXTS.iter().enumerate() {
+            upload(
+                &s,
+                &paths.object(&format!("doc-{i}")),
+                &format!("doc {i}.txt"),
+                text,
+            )
+            .await;
+        }
+        let mut answers = Vec::new();
+        for q in queries {
+            answers.push(answer(&s, q).await);
+        }
+        answers
+    };
+    assert!(
+        index_dir.join("meta.json").exists(),
+        "the index is kept on disk"
+    );
+    // A restart resumes from the applied position: same answers.
+    {
+        let s = TestServer::start_indexed(&db, Settings::default(), Some(&index_dir)).await;
+        for (q, want) in queries.iter().zip(&before) {
+            assert_eq!(&answer(&s, q).await, want, "after a restart, {q:?}");
+        }
+    }
+    std::fs::remove_dir_all(&index_dir).unwrap();
+    let s = TestServer::start_indexed(&db, Settings::default(), Some(&index_dir)).await;
+    for (q, want) in queries.iter().zip(&before) {
+        assert_eq!(&answer(&s, q).await, want, "after a rebuild, {q:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_complete_close_removes_records_from_search() {
+    let s = TestServer::start_sqlite().await;
+    let paths = s.record_source().await;
+    let open = |op: &'static str| {
+        let s = &s;
+        let syncs = paths.syncs();
+        async move {
+            let v: Value = s
+                .req(Method::POST, &syncs)
+                .json(&json!({"operation": op}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["syncNumber"].as_i64().unwrap()
+        }
+    };
+    let close = |n: i64| {
+        let s = &s;
+        let syncs = paths.syncs();
+        async move {
+            let resp = s
+                .req(Method::PUT, &format!("{syncs}/{n}"))
+                .json(&json!({"operation": "COMPLETE"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), 200);
+        }
+    };
+    let first = open("START_INITIAL").await;
+    for (i, text) in TEXTS.iter().enumerate() {
+        upload(
+            &s,
+            &paths.object(&format!("doc-{i}")),
+            &format!("doc {i}.txt"),
+            text,
+        )
+        .await;
+    }
+    close(first).await;
+    assert_eq!(answer(&s, "harbour").await["total"], 4);
+    let second = open("START").await;
+    upload(&s, &paths.object("doc-1"), "doc 1.txt", TEXTS[1]).await;
+    close(second).await;
+    let left = answer(&s, "harbour").await;
+    assert_eq!(left["ids"], json!(["doc-1"]), "{left}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn match_all_narrows_and_a_bad_match_says_what_it_takes() {
+    let s = TestServer::start().await;
+    let paths = s.record_source().await;
+    for (i, text) in TEXTS.iter().enumerate() {
+        upload(
+            &s,
+            &paths.object(&format!("doc-{i}")),
+            &format!("doc {i}.txt"),
+            text,
+        )
+        .await;
+    }
+    s.settle().await;
+    let ids = |v: Value| -> Vec<String> {
+        let mut ids: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["externalId"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let get = |query: &'static [(&'static str, &'static str)]| {
+        let s = &s;
+        async move {
+            s.req(Method::GET, "/search")
+                .query(query)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let any: Value = get(&[("q", "harbour night")]).await.json().await.unwrap();
+    assert_eq!(any["total"], 4);
+    assert_eq!(any["exhaustive"], true);
+    let first = any["results"][0]["externalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        ["doc-0", "doc-3"].contains(&first.as_str()),
+        "both words first: {any}"
+    );
+    let all: Value = get(&[("q", "harbour night"), ("match", "all")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ids(all), ["doc-0", "doc-3"]);
+    let detail =
+        inlet_tests::expect_problem(get(&[("q", "x"), ("match", "some")]).await, 400).await;
+    assert!(
+        detail.contains("`any`") && detail.contains("`all`"),
+        "{detail}"
+    );
+}
