@@ -305,11 +305,24 @@ pub async fn bulk_records(
             "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) SELECT i FROM s"
         ),
     };
+    // Ids are UUIDs (a fresh prefix, the number as the last group), as the stores read them.
+    let prefix = &uuid::Uuid::new_v4().to_string()[..24];
+    let counter = match backend {
+        DbBackend::Postgres => "lpad(i::text, 12, '0')",
+        _ => "printf('%012d', i)",
+    };
+    let extraction = serde_json::to_string(&inlet_core::record::Extraction {
+        format: Some("text".into()),
+        chars: 0,
+        truncated: false,
+        failure: None,
+    })
+    .expect("extraction json");
     let sql = format!(
         "INSERT INTO records (id, object_type_id, external_id, source_id, version, title, url, content, tags, \
            external_checksum, created_date, modified_date, modified_by, sync_number, removed, extraction) \
-         SELECT '{ot}-' || i, '{ot}', 'bulk-' || i, '{src}', 1, 'bulk.txt', NULL, 'text of record ' || i, '{{}}', \
-           'c', 0, 0, 'bench@example.test', {sync_number}, FALSE, '{{}}' FROM ({numbers}) AS numbers",
+         SELECT '{prefix}' || {counter}, '{ot}', 'bulk-' || i, '{src}', 1, 'bulk.txt', NULL, 'text of record ' || i, '{{}}', \
+           'c', 0, 0, 'bench@example.test', {sync_number}, FALSE, '{extraction}' FROM ({numbers}) AS numbers",
         ot = scope.object_type_id,
         src = scope.source_id,
     );

@@ -191,7 +191,7 @@ impl TantivyIndex {
             return Err("the index has another schema".into());
         }
         let metas = index.load_metas().map_err(|e| e.to_string())?;
-        if let Some(p) = metas.payload.as_deref() {
+        if let Some(p) = metas.payload.as_deref().filter(|p| !p.is_empty()) {
             let payload: Payload =
                 serde_json::from_str(p).map_err(|_| "the index's payload is unreadable")?;
             if payload.format != FORMAT {
@@ -540,10 +540,15 @@ impl SearchIndex for TantivyIndex {
     }
 
     fn clear(&self) -> Result<()> {
+        let payload = serde_json::to_string(&Payload {
+            format: FORMAT,
+            position: None,
+        })
+        .map_err(backend)?;
         let mut writer = self.writer.lock();
         writer.delete_all_documents().map_err(backend)?;
         let mut prepared = writer.prepare_commit().map_err(backend)?;
-        prepared.set_payload("");
+        prepared.set_payload(&payload);
         prepared.commit().map_err(backend)?;
         drop(writer);
         self.reader.reload().map_err(backend)

@@ -288,3 +288,23 @@ fn the_applied_position_survives_a_reopen_and_a_bad_index_is_rebuilt() {
     assert_eq!(index.applied().expect("applied"), None);
     assert_eq!(index.search(&query("alpha")).expect("s").total, 0);
 }
+
+#[test]
+fn an_interrupted_rebuild_is_not_mistaken_for_a_corrupt_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let (index, _) = TantivyIndex::open(dir.path()).expect("open");
+        index.clear().expect("clear");
+        index
+            .apply(IndexBatch {
+                upserts: vec![doc(1, "x.txt", "alpha")],
+                deletes: vec![],
+                deleted_sources: vec![],
+                position: None,
+            })
+            .expect("a rebuild's first batch");
+    }
+    let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
+    assert_eq!(reason, None);
+    assert_eq!(index.applied().expect("applied"), None, "rebuild again");
+}
