@@ -63,19 +63,45 @@ fn class(c: char) -> Class {
     }
 }
 
-/// A run of letters and digits: (original char, its folded text, byte range).
-type Run = Vec<(char, String, usize, usize)>;
+/// A run of letters and digits being read: per char its class, byte range in the original and
+/// where its folded form starts in `folded`.
+#[derive(Default)]
+struct Run {
+    chars: Vec<(Class, usize, usize, usize)>,
+    folded: String,
+}
+
+impl Run {
+    fn push(&mut self, c: char, from: usize, to: usize) {
+        self.chars.push((class(c), from, to, self.folded.len()));
+        fold_into(c, &mut self.folded);
+    }
+
+    /// The folded text of chars `a..b`.
+    fn text(&self, a: usize, b: usize) -> &str {
+        let end = self.chars.get(b).map_or(self.folded.len(), |c| c.3);
+        &self.folded[self.chars[a].3..end]
+    }
+
+    fn clear(&mut self) {
+        self.chars.clear();
+        self.folded.clear();
+    }
+}
 
 /// The words of `text`, in order ([module docs](self)).
 pub fn words(text: &str) -> Vec<Word> {
     let mut out = Vec::new();
     let mut position = 0usize;
-    let mut run: Run = Vec::new();
+    let mut run = Run::default();
     for (at, c) in text.char_indices() {
         let end = at + c.len_utf8();
-        if is_cjk(c) {
+        if c.is_ascii_alphanumeric() || (!c.is_ascii() && c.is_alphanumeric() && !is_cjk(c)) {
+            run.push(c, at, end);
+        } else if is_cjk(c) {
             flush(&mut run, &mut out, &mut position);
-            let folded: String = fold_char(c);
+            let mut folded = String::new();
+            fold_into(c, &mut folded);
             out.push(Word {
                 text: folded,
                 from: at,
@@ -84,12 +110,10 @@ pub fn words(text: &str) -> Vec<Word> {
                 compound: false,
             });
             position += 1;
-        } else if c.is_alphanumeric() {
-            run.push((c, fold_char(c), at, end));
-        } else if is_combining_mark(c) && !run.is_empty() {
+        } else if !c.is_ascii() && is_combining_mark(c) && !run.chars.is_empty() {
             // A combining mark after a letter belongs to it (and folds away).
-            if let Some(last) = run.last_mut() {
-                last.3 = end;
+            if let Some(last) = run.chars.last_mut() {
+                last.2 = end;
             }
         } else {
             flush(&mut run, &mut out, &mut position);
@@ -99,79 +123,72 @@ pub fn words(text: &str) -> Vec<Word> {
     out
 }
 
-fn fold_char(c: char) -> String {
-    c.nfkd()
-        .flat_map(char::to_lowercase)
-        .filter(|c| !is_combining_mark(*c))
-        .collect()
+/// Appends `c` folded: compatibility decomposition, lowercase, combining marks dropped.
+fn fold_into(c: char, out: &mut String) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+        return;
+    }
+    for d in c.nfkd() {
+        for l in d.to_lowercase() {
+            if !is_combining_mark(l) {
+                out.push(l);
+            }
+        }
+    }
 }
 
 /// Where a run splits into parts: lower→Upper (`budgetReport`), letter↔digit (`q3`, `2024x`),
 /// and before the last capital of a capital run followed by a lowercase letter (`XMLParser`).
 fn parts(run: &Run) -> Vec<(usize, usize)> {
+    let chars = &run.chars;
     let mut bounds = vec![0];
-    for i in 1..run.len() {
-        let (a, b) = (class(run[i - 1].0), class(run[i].0));
+    for i in 1..chars.len() {
+        let (a, b) = (chars[i - 1].0, chars[i].0);
         let split = match (a, b) {
             (Class::Lower, Class::Upper) => true,
             (Class::Digit, Class::Lower | Class::Upper)
             | (Class::Lower | Class::Upper, Class::Digit) => true,
-            (Class::Upper, Class::Upper) => {
-                run.get(i + 1).is_some_and(|n| class(n.0) == Class::Lower)
-            }
+            (Class::Upper, Class::Upper) => chars.get(i + 1).is_some_and(|n| n.0 == Class::Lower),
             _ => false,
         };
         if split {
             bounds.push(i);
         }
     }
-    bounds.push(run.len());
+    bounds.push(chars.len());
     bounds.windows(2).map(|w| (w[0], w[1])).collect()
 }
 
 fn flush(run: &mut Run, out: &mut Vec<Word>, position: &mut usize) {
-    if run.is_empty() {
+    if run.chars.is_empty() {
         return;
     }
-    let text = |r: &[(char, String, usize, usize)]| r.iter().map(|x| x.1.as_str()).collect();
+    let n = run.chars.len();
     let pieces = parts(run);
-    let whole: String = text(run);
-    let (from, to) = (run[0].2, run[run.len() - 1].3);
+    let (from, to) = (run.chars[0].1, run.chars[n - 1].2);
+    let whole = run.text(0, n);
     if pieces.len() > 1 && whole.len() <= MAX_WORD_BYTES {
         out.push(Word {
-            text: whole,
+            text: whole.to_string(),
             from,
             to,
             position: *position,
             compound: true,
         });
     }
-    if pieces.len() == 1 {
-        let w: String = text(run);
+    for (a, b) in pieces {
+        let w = run.text(a, b);
         if !w.is_empty() && w.len() <= MAX_WORD_BYTES {
             out.push(Word {
-                text: w,
-                from,
-                to,
+                text: w.to_string(),
+                from: run.chars[a].1,
+                to: run.chars[b - 1].2,
                 position: *position,
                 compound: false,
             });
         }
         *position += 1;
-    } else {
-        for (a, b) in pieces {
-            let w: String = text(&run[a..b]);
-            if !w.is_empty() && w.len() <= MAX_WORD_BYTES {
-                out.push(Word {
-                    text: w,
-                    from: run[a].2,
-                    to: run[b - 1].3,
-                    position: *position,
-                    compound: false,
-                });
-            }
-            *position += 1;
-        }
     }
     run.clear();
 }
@@ -179,7 +196,7 @@ fn flush(run: &mut Run, out: &mut Vec<Word>, position: &mut usize) {
 /// The languages whose words are stemmed, by detection. Others are indexed unstemmed.
 pub fn detect(text: &str) -> Option<Language> {
     // A few kilobytes say what language a text is in; more only costs time.
-    let mut end = text.len().min(4096);
+    let mut end = text.len().min(1024);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
@@ -281,18 +298,50 @@ const ALL: [Language; 18] = [
 
 /// `word` stemmed in `lang` (unchanged without a language).
 pub fn stem(lang: Option<Language>, word: &str) -> String {
-    let Some(lang) = lang else {
-        return word.to_string();
-    };
-    let mut analyzer = TextAnalyzer::builder(Verbatim)
-        .filter(Stemmer::new(lang))
-        .build();
-    let mut stream = analyzer.token_stream(word);
-    let mut out = word.to_string();
-    if stream.advance() {
-        out = stream.token().text.clone();
+    thread_local! {
+        static STEMMERS: std::cell::RefCell<Stemmers> = std::cell::RefCell::default();
     }
-    out
+    STEMMERS.with(|s| s.borrow_mut().stem(lang, word))
+}
+
+/// Snowball stemmers built once per language, with the stems of words already seen (text
+/// repeats its words: a document's thousand words hold a few hundred distinct ones).
+#[derive(Default)]
+pub struct Stemmers {
+    analyzers: std::collections::HashMap<Language, TextAnalyzer>,
+    seen: std::collections::HashMap<(Language, String), String>,
+}
+
+/// Distinct (language, word) stems a [`Stemmers`] remembers before it starts afresh.
+const REMEMBERED_STEMS: usize = 100_000;
+
+impl Stemmers {
+    /// `word` stemmed in `lang` (unchanged without a language).
+    pub fn stem(&mut self, lang: Option<Language>, word: &str) -> String {
+        let Some(lang) = lang else {
+            return word.to_string();
+        };
+        let key = (lang, word.to_string());
+        if let Some(s) = self.seen.get(&key) {
+            return s.clone();
+        }
+        let analyzer = self.analyzers.entry(lang).or_insert_with(|| {
+            TextAnalyzer::builder(Verbatim)
+                .filter(Stemmer::new(lang))
+                .build()
+        });
+        let mut stream = analyzer.token_stream(word);
+        let stemmed = if stream.advance() {
+            stream.token().text.clone()
+        } else {
+            word.to_string()
+        };
+        if self.seen.len() >= REMEMBERED_STEMS {
+            self.seen.clear();
+        }
+        self.seen.insert(key, stemmed.clone());
+        stemmed
+    }
 }
 
 /// Common words of a language that a natural-language query drops when it has other words
@@ -497,6 +546,60 @@ impl Tokenizer for InletTokenizer {
     }
 }
 
+/// `text` marked with the language its words are stemmed in, for [`StemTokenizer`].
+pub fn with_language(lang: Option<Language>, text: &str) -> String {
+    let code = language_code(lang);
+    let mut out = String::with_capacity(text.len() + code.len() + 2);
+    out.push(LANGUAGE_MARK);
+    out.push_str(code);
+    out.push(LANGUAGE_MARK);
+    out.push_str(text);
+    out
+}
+
+/// Encloses the language code [`with_language`] puts before a text.
+const LANGUAGE_MARK: char = '\u{1}';
+
+/// The language [`with_language`] put before `text`, the text after it, and its offset.
+fn split_language(text: &str) -> (Option<Language>, &str, usize) {
+    if let Some(rest) = text.strip_prefix(LANGUAGE_MARK)
+        && let Some(end) = rest.find(LANGUAGE_MARK)
+    {
+        let skip = LANGUAGE_MARK.len_utf8() * 2 + end;
+        return (from_code(&rest[..end]), &text[skip..], skip);
+    }
+    (None, text, 0)
+}
+
+/// Our word rules with each word stemmed in the language [`with_language`] marked the text
+/// with: one field holds every record's stems, each in its own language.
+#[derive(Clone, Default)]
+pub struct StemTokenizer;
+
+impl Tokenizer for StemTokenizer {
+    type TokenStream<'a> = VecTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
+        let (lang, body, offset) = split_language(text);
+        thread_local! {
+            static STEMMERS: std::cell::RefCell<Stemmers> = std::cell::RefCell::default();
+        }
+        let tokens = STEMMERS.with(|stemmers| {
+            let mut stemmers = stemmers.borrow_mut();
+            words(body)
+                .into_iter()
+                .map(|w| {
+                    let mut t = to_token(w);
+                    t.offset_from += offset;
+                    t.offset_to += offset;
+                    t.text = stemmers.stem(lang, &t.text);
+                    t
+                })
+                .collect()
+        });
+        VecTokenStream { tokens, next: 0 }
+    }
+}
+
 /// The text as one token (to run a single word through a filter).
 #[derive(Clone, Default)]
 struct Verbatim;
@@ -660,6 +763,29 @@ mod tests {
             Some(Language::German)
         );
         assert_eq!(query_language("zzz"), Language::English);
+    }
+
+    #[test]
+    fn the_stem_tokenizer_stems_in_the_marked_language() {
+        let stems = |text: &str| -> Vec<String> {
+            let mut t = StemTokenizer;
+            let mut stream = t.token_stream(text);
+            let mut out = Vec::new();
+            while stream.advance() {
+                out.push(stream.token().text.clone());
+            }
+            out
+        };
+        assert_eq!(
+            stems(&with_language(Some(Language::English), "running dogs")),
+            ["run", "dog"]
+        );
+        assert_eq!(
+            stems(&with_language(Some(Language::German), "Verträge")),
+            ["vertrag"]
+        );
+        assert_eq!(stems(&with_language(None, "running")), ["running"]);
+        assert_eq!(stems("\u{1}running"), ["running"], "no mark: unstemmed");
     }
 
     #[test]

@@ -37,14 +37,15 @@ use tantivy::{
         TextFieldIndexing, TextOptions, Value,
     },
     snippet::SnippetGenerator,
-    tokenizer::{Language, PreTokenizedString},
 };
 use uuid::Uuid;
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store.
-pub const FORMAT: u32 = 2;
-/// The tokenizer name our text fields are registered with.
+pub const FORMAT: u32 = 4;
+/// The tokenizer name our exact text fields are registered with.
 const TOKENIZER: &str = "inlet";
+/// The tokenizer of the stemmed fields ([`analysis::StemTokenizer`]).
+const STEM_TOKENIZER: &str = "inlet_stem";
 /// Memory the writer buffers before it writes a segment.
 const WRITER_HEAP_BYTES: usize = 96 * 1024 * 1024;
 /// Characters of a snippet.
@@ -64,6 +65,7 @@ struct Fields {
     title_shown: Field,
     url: Field,
     tags_shown: Field,
+    body_shown: Field,
     lang: Field,
     text: query::Fields,
     tags: Field,
@@ -79,7 +81,9 @@ fn schema() -> (Schema, Fields) {
     let text_indexing = TextFieldIndexing::default()
         .set_tokenizer(TOKENIZER)
         .set_index_option(IndexRecordOption::WithFreqsAndPositions);
-    let text = TextOptions::default().set_indexing_options(text_indexing);
+    let text = TextOptions::default().set_indexing_options(text_indexing.clone());
+    let stemmed =
+        TextOptions::default().set_indexing_options(text_indexing.set_tokenizer(STEM_TOKENIZER));
     let id = b.add_text_field("id", STRING | STORED);
     let workspace = b.add_text_field("workspace", STRING);
     let source = b.add_text_field("source", STRING | STORED);
@@ -90,9 +94,10 @@ fn schema() -> (Schema, Fields) {
     let tags_shown = b.add_text_field("tags_shown", STORED);
     let lang = b.add_text_field("lang", STRING | STORED);
     let title = b.add_text_field("title", text.clone());
-    let title_stem = b.add_text_field("title_stem", text.clone());
-    let body = b.add_text_field("body", text.clone().set_stored());
-    let body_stem = b.add_text_field("body_stem", text);
+    let title_stem = b.add_text_field("title_stem", stemmed.clone());
+    let body = b.add_text_field("body", text.clone());
+    let body_shown = b.add_text_field("body_shown", STORED);
+    let body_stem = b.add_text_field("body_stem", stemmed);
     let tags = b.add_facet_field("tags", FacetOptions::default());
     let created = b.add_i64_field("created", STORED);
     let modified = b.add_i64_field("modified", STORED | FAST);
@@ -111,6 +116,7 @@ fn schema() -> (Schema, Fields) {
         title_shown,
         url,
         tags_shown,
+        body_shown,
         lang,
         text: query::Fields {
             title,
@@ -217,6 +223,10 @@ impl TantivyIndex {
         index
             .tokenizers()
             .register(TOKENIZER, analysis::analyzer(None));
+        index.tokenizers().register(
+            STEM_TOKENIZER,
+            tantivy::tokenizer::TextAnalyzer::from(analysis::StemTokenizer),
+        );
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -256,10 +266,12 @@ impl TantivyIndex {
             serde_json::to_string(&d.tags).unwrap_or_default(),
         );
         doc.add_text(f.lang, analysis::language_code(lang));
+        // The stemmed fields' text carries its language for their tokenizer.
         doc.add_text(f.text.title, &title);
-        doc.add_pre_tokenized_text(f.text.title_stem, stemmed(&title, lang));
+        doc.add_text(f.text.title_stem, analysis::with_language(lang, &title));
         doc.add_text(f.text.body, content);
-        doc.add_pre_tokenized_text(f.text.body_stem, stemmed(content, lang));
+        doc.add_text(f.text.body_stem, analysis::with_language(lang, content));
+        doc.add_text(f.body_shown, content);
         for row in &d.rows {
             if row.tag.starts_with('$') {
                 continue; // the created/modified mapping is in the filter dates
@@ -312,7 +324,7 @@ impl TantivyIndex {
         let int = |field: Field| doc.get_first(field).and_then(|v| v.as_i64()).unwrap_or(0);
         let uuid = |field: Field| Uuid::parse_str(&text(field)).map_err(backend);
         let url = text(f.url);
-        let body = text(f.text.body);
+        let body = text(f.body_shown);
         Ok(Hit {
             record_id: uuid(f.id)?,
             external_id: text(f.external_id),
@@ -454,19 +466,6 @@ fn cap(text: &str, bytes: usize) -> &str {
     &text[..end]
 }
 
-fn stemmed(text: &str, lang: Option<Language>) -> PreTokenizedString {
-    let mut analyzer = analysis::analyzer(lang);
-    let mut stream = analyzer.token_stream(text);
-    let mut tokens = Vec::new();
-    while stream.advance() {
-        tokens.push(stream.token().clone());
-    }
-    PreTokenizedString {
-        text: text.to_string(),
-        tokens,
-    }
-}
-
 /// Orders equal scores the same way in every replica, whatever its segments: by record id.
 fn tiebreak(record_id: Uuid) -> u64 {
     u64::MAX - record_id.as_u64_pair().0
@@ -507,11 +506,30 @@ impl SearchIndex for TantivyIndex {
     }
 
     fn apply(&self, batch: IndexBatch) -> Result<()> {
-        let docs: Vec<(Uuid, TantivyDocument)> = batch
-            .upserts
-            .iter()
-            .map(|d| (d.record_id, self.document(d)))
-            .collect();
+        // Analysis (language detection above all) runs on every core while tantivy indexes.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = batch.upserts.len().div_ceil(threads).max(1);
+        let docs: Vec<(Uuid, TantivyDocument)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = batch
+                .upserts
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|d| (d.record_id, self.document(d)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            let mut docs = Vec::with_capacity(batch.upserts.len());
+            for w in workers {
+                // A panic while analyzing is a bug; the batch is refused, not cut short.
+                docs.extend(w.join().map_err(|_| {
+                    Error::backend(std::io::Error::other("analyzing a document failed"))
+                })?);
+            }
+            Ok::<_, Error>(docs)
+        })?;
         let mut writer = self.writer.lock();
         let id = self.fields.id;
         for record in &batch.deletes {
