@@ -10,6 +10,7 @@
 //! [tantivy]: https://github.com/quickwit-oss/tantivy
 
 pub mod analysis;
+pub mod facets;
 pub mod query;
 
 use std::{
@@ -29,7 +30,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
-    collector::{Count, FacetCollector, TopDocs},
+    collector::{Count, TopDocs},
     directory::MmapDirectory,
     query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery},
     schema::{
@@ -41,9 +42,11 @@ use tantivy::{
 use uuid::Uuid;
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 /// The tokenizer name our exact text fields are registered with.
 const TOKENIZER: &str = "inlet";
+/// The fast field facets are counted from ([`facets`]).
+const TAG_VALUES: &str = "tag_values";
 /// The tokenizer of the stemmed fields ([`analysis::StemTokenizer`]).
 const STEM_TOKENIZER: &str = "inlet_stem";
 /// Memory the writer buffers before it writes a segment.
@@ -69,6 +72,7 @@ struct Fields {
     lang: Field,
     text: query::Fields,
     tags: Field,
+    tag_values: Field,
     created: Field,
     modified: Field,
     created_filter: Field,
@@ -99,6 +103,7 @@ fn schema() -> (Schema, Fields) {
     let body_shown = b.add_text_field("body_shown", STORED);
     let body_stem = b.add_text_field("body_stem", stemmed);
     let tags = b.add_facet_field("tags", FacetOptions::default());
+    let tag_values = b.add_text_field(TAG_VALUES, FAST);
     let created = b.add_i64_field("created", STORED);
     let modified = b.add_i64_field("modified", STORED | FAST);
     let created_filter = b.add_i64_field("created_filter", INDEXED | FAST);
@@ -125,6 +130,7 @@ fn schema() -> (Schema, Fields) {
             body_stem,
         },
         tags,
+        tag_values,
         created,
         modified,
         created_filter,
@@ -272,14 +278,17 @@ impl TantivyIndex {
         doc.add_text(f.text.body, content);
         doc.add_text(f.text.body_stem, analysis::with_language(lang, content));
         doc.add_text(f.body_shown, content);
+        let mut seen = std::collections::HashSet::new();
         for row in &d.rows {
-            if row.tag.starts_with('$') {
-                continue; // the created/modified mapping is in the filter dates
+            // The created/modified mapping is in the filter dates; a value counts once.
+            if row.tag.starts_with('$') || !seen.insert((&row.tag, &row.value)) {
+                continue;
             }
             doc.add_facet(
                 f.tags,
                 Facet::from_path([row.tag.as_str(), row.value.as_str()]),
             );
+            doc.add_text(f.tag_values, facets::entry(&row.tag, &row.value));
         }
         doc.add_i64(f.created, d.created_ms);
         doc.add_i64(f.modified, d.modified_ms);
@@ -585,10 +594,10 @@ impl SearchIndex for TantivyIndex {
         ));
         let query = BooleanQuery::new(clauses);
 
-        let mut facets = FacetCollector::for_field("tags");
-        for t in &q.facet_tags {
-            facets.add_facet(Facet::from_path([t.as_str()]));
-        }
+        let facets = facets::TagCounts {
+            field: TAG_VALUES.to_string(),
+            tags: q.facet_tags.clone(),
+        };
         let limit = q.limit.max(1) as usize;
         let top = TopDocs::with_limit(limit).and_offset(offset as usize);
         let (total, addresses, facet_counts): (usize, Vec<DocAddress>, _) = if ranked {
@@ -648,12 +657,12 @@ impl SearchIndex for TantivyIndex {
             hits.push(self.hit(&doc, &mut snippets)?);
         }
         let mut facet_out = BTreeMap::new();
+        let mut facet_counts = facet_counts;
         for t in &q.facet_tags {
             let mut values: Vec<(String, u64)> = facet_counts
-                .get(Facet::from_path([t.as_str()]))
-                .filter_map(|(facet, count)| {
-                    facet.to_path().last().map(|v| ((*v).to_string(), count))
-                })
+                .remove(t)
+                .unwrap_or_default()
+                .into_iter()
                 .collect();
             values.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             values.truncate(MAX_FACET_VALUES);
