@@ -236,7 +236,7 @@ pub fn document(workspace_id: WorkspaceId, record: &Record, source: Option<&Sour
         object_type_id: record.object_type.id,
         external_id: record.external_id.clone(),
         title: record.title.clone(),
-        file_name: None,
+        file_name: record.file_name.clone(),
         url: record.url.clone(),
         content: record.content.clone(),
         tags: record

@@ -74,6 +74,10 @@ pub struct Record {
     pub version: i64,
     /// Normalized file name (RECORD) or rendered titleTemplate (STRUCTURED).
     pub title: String,
+    /// The file name as uploaded (RECORD), which the title's normalization may have stripped of
+    /// its non-ASCII characters; searched with the title.
+    #[serde(default)]
+    pub file_name: Option<String>,
     /// Link into the external system.
     pub url: Option<String>,
     /// Extracted text (RECORD) or rendered searchTemplate (STRUCTURED).
@@ -116,6 +120,8 @@ pub struct RecordWrite {
     pub sync_number: Option<i64>,
     /// Title.
     pub title: String,
+    /// The file name as uploaded (RECORD uploads).
+    pub file_name: Option<String>,
     /// Url.
     pub url: Option<String>,
     /// Content.
@@ -372,6 +378,7 @@ mod tests {
             external_id: "e".into(),
             version: 1,
             title: "t".into(),
+            file_name: None,
             url: None,
             content: String::new(),
             tags: Tags::new(),

@@ -96,6 +96,7 @@ pub fn write(
         key: key(scope, external_id),
         sync_number: sync,
         title: format!("{external_id}.txt"),
+        file_name: Some(format!("{external_id}.txt")),
         url: Some(format!("https://example.test/{external_id}")),
         content: format!("content of {external_id}"),
         tags: Tags::new(),

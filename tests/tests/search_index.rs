@@ -257,3 +257,31 @@ async fn match_all_narrows_and_a_bad_match_says_what_it_takes() {
         "{detail}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_file_is_found_by_its_original_name() {
+    let s = TestServer::start_sqlite().await;
+    let paths = s.record_source().await;
+    // The spec's title rule keeps ASCII only: this file's title is `.txt`.
+    upload(&s, &paths.object("memo"), "日本語メモ.txt", "meeting notes").await;
+    upload(
+        &s,
+        &paths.object("plan"),
+        "Q3_budgetReport-final.xlsx",
+        "numbers",
+    )
+    .await;
+    let memo: Value = s
+        .req(Method::GET, &paths.object("memo"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(memo["title"], ".txt");
+    assert_eq!(answer(&s, "日本語").await["ids"], json!(["memo"]));
+    assert_eq!(answer(&s, "メモ").await["ids"], json!(["memo"]));
+    assert_eq!(answer(&s, "budget report").await["ids"], json!(["plan"]));
+    assert_eq!(answer(&s, "budgetReport").await["ids"], json!(["plan"]));
+}

@@ -338,6 +338,7 @@ impl RecordStore for MemoryStore {
             external_id: write.key.external_id.clone(),
             version: existing.map_or(1, |r| r.version + 1),
             title: write.title,
+            file_name: write.file_name,
             url: write.url,
             content: write.content,
             tags: write.tags,

@@ -21,6 +21,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0006SearchWords),
             Box::new(M0007SourceExternalIds),
             Box::new(M0008WriteLog),
+            Box::new(M0009FileNames),
         ]
     }
 }
@@ -495,6 +496,27 @@ impl MigrationTrait for M0008WriteLog {
         for sql in M0008_UP {
             db.execute_unprepared(sql).await?;
         }
+        Ok(())
+    }
+}
+
+/// The file name as uploaded (`records.file_name`), searched with the title: the title's
+/// normalization keeps ASCII only. Records from before have none (their title still matches).
+struct M0009FileNames;
+
+impl sea_orm_migration::MigrationName for M0009FileNames {
+    fn name(&self) -> &str {
+        "m0009_file_names"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0009FileNames {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .get_connection()
+            .execute_unprepared("ALTER TABLE records ADD COLUMN file_name TEXT")
+            .await?;
         Ok(())
     }
 }

@@ -78,7 +78,7 @@ fn counter_shard(external_id: &str) -> i64 {
 }
 
 pub(crate) const RECORD_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
-    r.title, r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
+    r.title, r.file_name, r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
     r.modified_by, r.sync_number, (r.removed OR r.sync_number < o.complete_floor) AS removed, \
     r.extraction, o.name AS ot_name, o.current_sync AS ot_current_sync";
 
@@ -96,6 +96,7 @@ pub(crate) fn record_from_row(row: &QueryResult) -> Result<Record> {
         external_id: get(row, "external_id")?,
         version: get(row, "version")?,
         title: get(row, "title")?,
+        file_name: get(row, "file_name")?,
         url: get(row, "url")?,
         content: get(row, "content")?,
         tags: serde_json::from_str::<Tags>(&tags).map_err(json_error)?,
@@ -301,7 +302,7 @@ impl SeaOrmStore {
                        AND r.sync_number >= o.complete_floor \
                        AND (CAST($6 AS TEXT) IS NULL OR r.external_checksum = $6) \
                      RETURNING r.id, r.external_id, r.source_id, r.object_type_id, r.version, r.title, \
-                       r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
+                       r.file_name, r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
                        r.modified_by, r.sync_number, r.removed, r.extraction, o.name AS ot_name, \
                        o.current_sync AS ot_current_sync), \
                  c AS (INSERT INTO sync_counters (object_type_id, sync_number, shard, uploaded, \
@@ -803,6 +804,7 @@ impl RecordStore for SeaOrmStore {
                 .into(),
             sync_number.into(),
             state.complete_floor.into(),
+            write.file_name.into(),
         ];
         // One statement creates version 1 or bumps the version atomically.
         let row = one(
@@ -810,10 +812,11 @@ impl RecordStore for SeaOrmStore {
             self.stmt(
                 "INSERT INTO records (id, object_type_id, external_id, source_id, version, title, url, \
                      content, tags, external_checksum, created_date, modified_date, modified_by, \
-                     sync_number, removed, extraction) \
-                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10, $10, $11, $12, FALSE, $13) \
+                     sync_number, removed, extraction, file_name) \
+                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10, $10, $11, $12, FALSE, $13, $16) \
                  ON CONFLICT (object_type_id, external_id) DO UPDATE SET \
                      version = records.version + 1, title = excluded.title, url = excluded.url, \
+                     file_name = excluded.file_name, \
                      content = excluded.content, tags = excluded.tags, \
                      external_checksum = excluded.external_checksum, \
                      modified_date = excluded.modified_date, modified_by = excluded.modified_by, \

@@ -104,6 +104,8 @@ fn structured_parts(ot: &ObjectType, parts: Vec<Part>) -> Result<(Part, Part, Fi
 /// What a write stores when its content is (re)built.
 struct Content {
     title: String,
+    /// The file name as uploaded (RECORD).
+    file_name: Option<String>,
     url: Option<String>,
     content: String,
     extraction: Extraction,
@@ -154,6 +156,7 @@ impl Write<'_> {
                 key: self.key,
                 sync_number: self.sync_number,
                 title: content.title,
+                file_name: content.file_name,
                 url: content.url,
                 content: content.content,
                 tags: self.tags,
@@ -251,6 +254,7 @@ fn structured_content(
     let built = structured::build(ot, record)?;
     Ok(Content {
         title: built.title,
+        file_name: None,
         url: built.url.or(external_url),
         extraction: Extraction {
             chars: built.content.chars().count() as u64,
@@ -326,12 +330,14 @@ impl ObjectsApi {
         }
         let file = file_part(parts)?;
         let title = normalize_title(file.file_name.as_deref().unwrap_or(&write.key.external_id));
+        let file_name = file.file_name.clone();
         let state = &state;
         write
             .store(async move {
                 let extracted = extraction::extract(state, file.file, &label).await;
                 Ok(Content {
                     title,
+                    file_name,
                     url: external_url,
                     content: extracted.text,
                     extraction: extracted.extraction,

@@ -73,6 +73,7 @@ fn main() {
             external_id: format!("doc-{i}"),
             version: 1,
             title: format!("doc-{i}.txt"),
+            file_name: Some(format!("doc-{i}.txt")),
             url: None,
             content,
             tags: tags(&mut rng),

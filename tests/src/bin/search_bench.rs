@@ -115,6 +115,7 @@ async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
                         },
                         sync_number: None,
                         title: format!("doc-{i}.txt"),
+                        file_name: Some(format!("doc-{i}.txt")),
                         url: None,
                         extraction: Extraction {
                             format: Some("text".into()),
