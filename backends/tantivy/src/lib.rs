@@ -42,7 +42,7 @@ use tantivy::{
 use uuid::Uuid;
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 /// The tokenizer name our exact text fields are registered with.
 const TOKENIZER: &str = "inlet";
 /// The fast field facets are counted from ([`facets`]).
@@ -252,10 +252,9 @@ impl TantivyIndex {
     fn document(&self, d: &IndexDoc) -> TantivyDocument {
         let f = &self.fields;
         let content = cap(&d.content, MAX_INDEXED_BYTES);
-        let title = match &d.file_name {
-            Some(name) if name != &d.title => format!("{}\n{name}", d.title),
-            _ => d.title.clone(),
-        };
+        // A RECORD's title is its file name normalized (ASCII only): the name as uploaded holds
+        // every word of it and more, and indexing both would count the title twice.
+        let title = d.file_name.clone().unwrap_or_else(|| d.title.clone());
         let lang = analysis::detect(content).or_else(|| analysis::detect(&title));
         let mut doc = TantivyDocument::new();
         doc.add_text(f.id, d.record_id.to_string());

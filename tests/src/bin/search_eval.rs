@@ -24,7 +24,7 @@ use std::{
 
 use inlet_core::index::{IndexBatch, IndexDoc, IndexQuery, SearchIndex};
 use inlet_search_tantivy::TantivyIndex;
-use inlet_tests::{SourcePaths, TestServer, file_form};
+use inlet_tests::{ADMIN_EMAIL, ADMIN_TOKEN, SourcePaths, TestServer, file_form};
 use tantivy::{
     Index, TantivyDocument, Term,
     collector::TopDocs,
@@ -253,6 +253,55 @@ async fn http(
     let server = TestServer::start_sqlite().await;
     let source = server.record_source().await;
     let paths: SourcePaths = source;
+    // Visibility under ingest load (DESIGN 7): while the collection is uploaded, a probe
+    // uploads a record with a word of its own every 50 ms and times how long after the
+    // upload's answer search finds it.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let probe = {
+        let client = server.client.clone();
+        let (object, search) = (server.url(&paths.object("probe")), server.url("/search"));
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut delays = Vec::new();
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                i += 1;
+                let word = format!("zqprobe{i}x");
+                let resp = client
+                    .put(format!("{object}-{i}/file"))
+                    .basic_auth(ADMIN_EMAIL, Some(ADMIN_TOKEN))
+                    .multipart(file_form("probe.txt", word.clone().into_bytes()))
+                    .send()
+                    .await
+                    .expect("probe upload");
+                assert!(resp.status().is_success());
+                let answered = Instant::now();
+                loop {
+                    let found: serde_json::Value = client
+                        .get(&search)
+                        .basic_auth(ADMIN_EMAIL, Some(ADMIN_TOKEN))
+                        .query(&[("q", word.as_str())])
+                        .send()
+                        .await
+                        .expect("probe search")
+                        .json()
+                        .await
+                        .expect("json");
+                    if found["total"].as_u64() == Some(1) {
+                        delays.push(answered.elapsed());
+                        break;
+                    }
+                    assert!(
+                        answered.elapsed() < Duration::from_secs(30),
+                        "probe never found"
+                    );
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            delays
+        })
+    };
     let started = Instant::now();
     for d in docs {
         let name = d.title.replace(['/', '\\', '\n'], " ");
@@ -273,6 +322,17 @@ async fn http(
         );
     }
     eprintln!("http: {} uploads in {:.1?}", docs.len(), started.elapsed());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut delays = probe.await.expect("probe");
+    delays.sort();
+    let at = |p: f64| delays[((delays.len() as f64 * p) as usize).min(delays.len() - 1)];
+    println!(
+        "visibility under ingest ({} probes while uploading): p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+        delays.len(),
+        at(0.5).as_secs_f64() * 1000.0,
+        at(0.99).as_secs_f64() * 1000.0,
+        delays[delays.len() - 1].as_secs_f64() * 1000.0
+    );
     // Search may trail the writes (DESIGN 7): wait until the last document is found.
     let deadline = Instant::now() + Duration::from_secs(30);
     let last = &docs[docs.len() - 1];
