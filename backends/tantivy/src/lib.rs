@@ -42,7 +42,7 @@ use tantivy::{
 use uuid::Uuid;
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store.
-pub const FORMAT: u32 = 6;
+pub const FORMAT: u32 = 7;
 /// The tokenizer name our exact text fields are registered with.
 const TOKENIZER: &str = "inlet";
 /// The fast field facets are counted from ([`facets`]).

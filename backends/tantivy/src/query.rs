@@ -25,6 +25,8 @@ const EXACT_BOOST: f32 = 0.3;
 const ALL_WORDS_BOOST: f32 = 4.0;
 /// Bonus of a record holding the whole query as a phrase.
 const PHRASE_BOOST: f32 = 4.0;
+/// Longest query (in words) whose whole text earns the phrase bonus.
+const MAX_PHRASE_BONUS_WORDS: usize = 6;
 
 /// One thing a query asks for: a word or a phrase (its words in order).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,7 +179,9 @@ pub fn build(
         .filter(|p| !p.phrase)
         .flat_map(|p| p.words.iter().filter(|w| !w.compound))
         .collect();
-    if plain.len() > 1 && plain.len() == parsed.parts.len() {
+    // Past a few words a question is not typed as it is written anywhere: the phrase check
+    // would cost every record holding all the words and rarely match.
+    if (2..=MAX_PHRASE_BONUS_WORDS).contains(&plain.len()) && plain.len() == parsed.parts.len() {
         let phrase = |field: Field| -> Box<dyn Query> {
             Box::new(PhraseQuery::new(
                 plain
