@@ -284,6 +284,8 @@ pub struct Progress {
     pub commits: u64,
     /// The position the index has applied through now.
     pub position: Position,
+    /// The log head read when the call started.
+    pub head: Position,
 }
 
 /// Applies the store's write log after the index's position, one commit per page, until the
@@ -296,11 +298,15 @@ pub async fn catch_up(store: &dyn RecordStore, index: &dyn SearchIndex) -> Resul
     let head = store.log_head().await?;
     let mut progress = Progress {
         position,
+        head,
         ..Progress::default()
     };
     let mut sources = Sources::default();
     while position < head {
         let page = store.log_after(position, BATCH).await?;
+        if page.upto <= position {
+            break; // nothing committed past our position yet
+        }
         let mut batch = IndexBatch {
             position: Some(page.upto),
             ..IndexBatch::default()
@@ -342,9 +348,6 @@ pub async fn catch_up(store: &dyn RecordStore, index: &dyn SearchIndex) -> Resul
             }
         }
         progress.changes += page.changes.len() as u64;
-        if page.upto <= position {
-            break; // nothing committed past our position yet
-        }
         index.apply(batch)?;
         progress.commits += 1;
         position = page.upto;

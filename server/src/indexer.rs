@@ -173,9 +173,8 @@ impl Indexer {
         if index.applied()?.is_none() {
             self.rebuild(records, index).await?;
         }
-        self.head
-            .store(records.log_head().await?, Ordering::Relaxed);
         let progress = index::catch_up(records, index).await?;
+        self.head.store(progress.head, Ordering::Relaxed);
         self.applied.store(progress.position, Ordering::Relaxed);
         if !self.ready.swap(true, Ordering::AcqRel) {
             tracing::info!(position = progress.position, "search index: caught up");

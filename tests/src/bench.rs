@@ -58,3 +58,8 @@ pub async fn database(which: &str) -> (String, String, Cleanup) {
         }
     }
 }
+
+/// The `p` quantile (0–1) of ascending `sorted` values, nearest rank.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}

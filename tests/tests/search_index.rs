@@ -40,6 +40,19 @@ async fn answer(s: &TestServer, q: &str) -> Value {
     json!({"total": v["total"], "ids": ids, "facets": v["facets"]})
 }
 
+/// Uploads [`TEXTS`] as `doc-0` … `doc-5`.
+async fn upload_texts(s: &TestServer, paths: &inlet_tests::SourcePaths) {
+    for (i, text) in TEXTS.iter().enumerate() {
+        upload(
+            s,
+            &paths.object(&format!("doc-{i}")),
+            &format!("doc {i}.txt"),
+            text,
+        )
+        .await;
+    }
+}
+
 const TEXTS: [&str; 6] = [
     "harbour cranes unload containers at night",
     "the quarterly report on harbour traffic",
@@ -114,15 +127,7 @@ async fn a_deleted_index_directory_is_rebuilt_to_the_same_answers() {
     let before = {
         let s = TestServer::start_indexed(&db, Settings::default(), Some(&index_dir)).await;
         let paths = s.record_source().await;
-        for (i, text) in TEXTS.iter().enumerate() {
-            upload(
-                &s,
-                &paths.object(&format!("doc-{i}")),
-                &format!("doc {i}.txt"),
-                text,
-            )
-            .await;
-        }
+        upload_texts(&s, &paths).await;
         let mut answers = Vec::new();
         for q in queries {
             answers.push(answer(&s, q).await);
@@ -181,15 +186,7 @@ async fn a_complete_close_removes_records_from_search() {
         }
     };
     let first = open("START_INITIAL").await;
-    for (i, text) in TEXTS.iter().enumerate() {
-        upload(
-            &s,
-            &paths.object(&format!("doc-{i}")),
-            &format!("doc {i}.txt"),
-            text,
-        )
-        .await;
-    }
+    upload_texts(&s, &paths).await;
     close(first).await;
     assert_eq!(answer(&s, "harbour").await["total"], 4);
     let second = open("START").await;
@@ -203,15 +200,7 @@ async fn a_complete_close_removes_records_from_search() {
 async fn match_all_narrows_and_a_bad_match_says_what_it_takes() {
     let s = TestServer::start().await;
     let paths = s.record_source().await;
-    for (i, text) in TEXTS.iter().enumerate() {
-        upload(
-            &s,
-            &paths.object(&format!("doc-{i}")),
-            &format!("doc {i}.txt"),
-            text,
-        )
-        .await;
-    }
+    upload_texts(&s, &paths).await;
     s.settle().await;
     let ids = |v: Value| -> Vec<String> {
         let mut ids: Vec<String> = v["results"]

@@ -298,10 +298,17 @@ const ALL: [Language; 18] = [
 
 /// `word` stemmed in `lang` (unchanged without a language).
 pub fn stem(lang: Option<Language>, word: &str) -> String {
-    thread_local! {
-        static STEMMERS: std::cell::RefCell<Stemmers> = std::cell::RefCell::default();
-    }
-    STEMMERS.with(|s| s.borrow_mut().stem(lang, word))
+    with_stemmers(|s| s.stem(lang, word))
+}
+
+thread_local! {
+    /// Each thread's stemmers (documents are analyzed on several threads at once).
+    static STEMMERS: std::cell::RefCell<Stemmers> = std::cell::RefCell::default();
+}
+
+/// Runs `f` with this thread's [`Stemmers`].
+fn with_stemmers<R>(f: impl FnOnce(&mut Stemmers) -> R) -> R {
+    STEMMERS.with(|s| f(&mut s.borrow_mut()))
 }
 
 /// Snowball stemmers built once per language, with the stems of words already seen (text
@@ -580,11 +587,7 @@ impl Tokenizer for StemTokenizer {
     type TokenStream<'a> = VecTokenStream;
     fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
         let (lang, body, offset) = split_language(text);
-        thread_local! {
-            static STEMMERS: std::cell::RefCell<Stemmers> = std::cell::RefCell::default();
-        }
-        let tokens = STEMMERS.with(|stemmers| {
-            let mut stemmers = stemmers.borrow_mut();
+        let tokens = with_stemmers(|stemmers| {
             words(body)
                 .into_iter()
                 .map(|w| {

@@ -244,6 +244,31 @@ async fn folders_with_counts(
         .collect())
 }
 
+/// The folder trees one request has read, by (source, HIERARCHICAL tag).
+#[derive(Default)]
+struct FolderTrees(HashMap<(Uuid, String), Vec<Folder>>);
+
+impl FolderTrees {
+    async fn get(
+        &mut self,
+        state: &AppState,
+        workspace_id: Uuid,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<&[Folder], ApiError> {
+        let folders = match self.0.entry((source_id, tag.to_string())) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                state
+                    .records
+                    .folder_names(workspace_id, source_id, tag)
+                    .await?,
+            ),
+        };
+        Ok(folders)
+    }
+}
+
 /// Search and folder endpoints.
 pub struct SearchApi;
 
@@ -354,15 +379,17 @@ impl SearchApi {
         }
 
         let match_all = matches!(match_.0, Some(MatchMode::All));
+        // Folder trees are read once per (source, tag): filters expand with them, facets name
+        // their values with them.
+        let mut trees = FolderTrees::default();
         // A folder filter lists the folder and every folder below it, as its count does.
         for f in &mut filters {
             for (source, ot) in &types {
                 if search::is_folder_tag(ot, &f.tag) {
-                    let folders = state
-                        .records
-                        .folder_names(principal.workspace_id, source.id, &f.tag)
+                    let folders = trees
+                        .get(&state, principal.workspace_id, source.id, &f.tag)
                         .await?;
-                    f.values = search::with_descendants(&folders, &f.values);
+                    f.values = search::with_descendants(folders, &f.values);
                 }
             }
         }
@@ -390,12 +417,11 @@ impl SearchApi {
         let mut facet_out = Vec::new();
         for (name, tag_id, folder_source) in facets {
             let names: HashMap<String, String> = match folder_source {
-                Some(sid) => state
-                    .records
-                    .folder_names(principal.workspace_id, sid, &tag_id)
+                Some(sid) => trees
+                    .get(&state, principal.workspace_id, sid, &tag_id)
                     .await?
-                    .into_iter()
-                    .map(|f| (f.external_id, f.name))
+                    .iter()
+                    .map(|f| (f.external_id.clone(), f.name.clone()))
                     .collect(),
                 None => HashMap::new(),
             };

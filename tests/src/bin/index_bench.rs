@@ -20,16 +20,15 @@ use inlet_core::{
     time,
 };
 use inlet_search_tantivy::TantivyIndex;
-use inlet_tests::corpus::{pick, source, tags, text, word};
+use inlet_tests::{
+    bench::percentile,
+    corpus::{pick, source, tags, text, word},
+};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use uuid::Uuid;
 
 /// Untimed queries per kind before the timed ones.
 const WARMUP: usize = 5;
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
 
 type QueryMaker = Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>;
 
@@ -182,8 +181,8 @@ fn main() {
         times.sort_by(f64::total_cmp);
         println!(
             "| {name} | {:.1} | {:.1} | {:.1} | {} |",
-            pct(&times, 0.5),
-            pct(&times, 0.95),
+            percentile(&times, 0.5),
+            percentile(&times, 0.95),
             times[times.len() - 1],
             total / queries as u64
         );

@@ -24,7 +24,7 @@ use inlet_core::{
     search::{SearchQuery, TagFilter},
 };
 use inlet_tests::{
-    bench::database,
+    bench::{database, percentile},
     corpus::{source, tags, text, word},
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -36,10 +36,6 @@ const WARMUP: usize = 5;
 
 /// Makes one query of a kind: its text and tag filters.
 type QueryMaker = Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>;
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
 
 #[tokio::main]
 async fn main() {
@@ -230,8 +226,8 @@ async fn run_queries(store: &Arc<dyn RecordStore>, ws: uuid::Uuid, queries: usiz
             println!(
                 "| {name} | {} | {:.1} | {:.1} | {:.1} | {} |",
                 if facets { "3" } else { "–" },
-                pct(&times, 0.5),
-                pct(&times, 0.95),
+                percentile(&times, 0.5),
+                percentile(&times, 0.95),
                 times[times.len() - 1],
                 hits / queries as u64
             );
