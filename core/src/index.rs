@@ -107,8 +107,8 @@ pub struct IndexDoc {
     pub content: String,
     /// Tags as the API shows them: externalId → canonical values.
     pub tags: BTreeMap<String, Vec<String>>,
-    /// Filter and facet rows ([`crate::search::tag_rows`]), with folder ancestry expanded by
-    /// the caller when it wants folder filters to include subfolders.
+    /// Filter and facet rows ([`crate::search::tag_rows`]). A folder filter lists the folders
+    /// below too: its caller widens it ([`crate::folder::with_descendants`]).
     pub rows: Vec<TagRow>,
     /// Milliseconds: creation, as shown.
     pub created_ms: i64,

@@ -2,6 +2,7 @@
 
 pub mod error;
 pub mod extract;
+pub mod folder;
 pub mod index;
 pub mod input;
 pub mod oauth;

@@ -281,12 +281,6 @@ pub trait RecordStore: Send + Sync + 'static {
     /// Makes a live record a tombstone, as a sync removal does.
     async fn delete_record(&self, key: &RecordKey) -> Result<()>;
 
-    /// Searches the workspace's live records (DESIGN 7): every term must match the search text
-    /// (RECORD content, STRUCTURED searchTemplate), filters apply, facets count over all
-    /// matches. A write is visible to search as soon as it returns.
-    async fn search(&self, query: &crate::search::SearchQuery)
-    -> Result<crate::search::SearchPage>;
-
     /// The write log's last position: every change at or below it has committed
     /// ([`crate::index`]).
     async fn log_head(&self) -> Result<crate::index::Position>;
@@ -324,7 +318,7 @@ pub trait RecordStore: Send + Sync + 'static {
         workspace_id: WorkspaceId,
         source_id: Uuid,
         tag: &str,
-        folder: &crate::search::Folder,
+        folder: &crate::folder::Folder,
     ) -> Result<bool>;
     /// Whether a folder exists (uploads tagging a record with a folder check this).
     async fn folder_exists(&self, source_id: Uuid, tag: &str, external_id: &str) -> Result<bool>;
@@ -334,7 +328,7 @@ pub trait RecordStore: Send + Sync + 'static {
         workspace_id: WorkspaceId,
         source_id: Uuid,
         tag: &str,
-    ) -> Result<Vec<(crate::search::Folder, u64)>>;
+    ) -> Result<Vec<(crate::folder::Folder, u64)>>;
     /// A tag's folders without their counts (search names folder facet values with these). The
     /// default asks [`RecordStore::list_folders`]; a store that counts with a query overrides it.
     async fn folder_names(
@@ -342,7 +336,7 @@ pub trait RecordStore: Send + Sync + 'static {
         workspace_id: WorkspaceId,
         source_id: Uuid,
         tag: &str,
-    ) -> Result<Vec<crate::search::Folder>> {
+    ) -> Result<Vec<crate::folder::Folder>> {
         Ok(self
             .list_folders(workspace_id, source_id, tag)
             .await?

@@ -10,9 +10,11 @@ use uuid::Uuid;
 
 use crate::{
     Error, RecordStore, TokenStore, WorkspaceId,
+    folder::Folder,
+    index::{Hits, IndexQuery, SearchIndex},
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session, TokenKind},
     record::{Extraction, RecordKey, RecordWrite, Scope, Touch},
-    search::{self, Folder, SearchQuery, TagFilter},
+    search::TagFilter,
     source::{
         CUSTOM, DataType, FacetTargetType, FacetType, NewFacet, NewObjectType, NewSource,
         NewTagConfig, Source, SourceDataType, SourcePatch, TagType,
@@ -309,10 +311,12 @@ pub async fn sources_are_corrected_and_deleted(store: &dyn RecordStore) {
         )
         .await
         .unwrap();
-    assert_eq!(
-        store.search(&query(ws, "quarterly")).await.unwrap().total,
-        2
-    );
+    // The write log carries both records to an index.
+    let index = ModelIndex::default();
+    crate::index::rebuild(store, &index, &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(index.external_ids(source.id), ["a", "n"]);
     let run = store
         .open_sync(notes, OpenOperation::StartInitial)
         .await
@@ -344,10 +348,9 @@ pub async fn sources_are_corrected_and_deleted(store: &dyn RecordStore) {
         |e| matches!(e, Error::NotFound(_)),
         "NotFound (record of a deleted source)",
     );
-    assert_eq!(
-        store.search(&query(ws, "quarterly")).await.unwrap().total,
-        0
-    );
+    // The deletion reaches the index through the log: the source's records leave it.
+    crate::index::catch_up(store, &index).await.unwrap();
+    assert!(index.external_ids(source.id).is_empty());
     assert!(
         !store
             .folder_exists(source.id, "folder", "root")
@@ -1594,12 +1597,29 @@ async fn put_doc(
     store.put_record(w).await.unwrap();
 }
 
-fn query(workspace_id: WorkspaceId, q: &str) -> SearchQuery {
-    SearchQuery::new(workspace_id, q)
+fn query(workspace_id: WorkspaceId, q: &str) -> IndexQuery {
+    IndexQuery {
+        workspace_id,
+        text: q.into(),
+        limit: 20,
+        ..IndexQuery::default()
+    }
 }
 
-fn ids(page: &search::SearchPage) -> Vec<String> {
-    let mut v: Vec<String> = page.records.iter().map(|r| r.external_id.clone()).collect();
+/// Brings `index` up to the store's write log (building it first when it is new), then
+/// searches it: what a server does between a write and a search, at once.
+async fn searched(store: &dyn RecordStore, index: &dyn SearchIndex, query: &IndexQuery) -> Hits {
+    if index.applied().unwrap().is_none() {
+        crate::index::rebuild(store, index, &mut |_| {})
+            .await
+            .unwrap();
+    }
+    crate::index::catch_up(store, index).await.unwrap();
+    index.search(query).unwrap()
+}
+
+fn ids(hits: &Hits) -> Vec<String> {
+    let mut v: Vec<String> = hits.hits.iter().map(|h| h.external_id.clone()).collect();
     v.sort();
     v
 }
@@ -1608,9 +1628,18 @@ fn text(s: &str) -> TagValue {
     TagValue::Text(s.into())
 }
 
+fn millis(y: i32, m: u32, d: u32) -> i64 {
+    chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, y, m, d, 0, 0, 0)
+        .unwrap()
+        .timestamp_millis()
+}
+
 /// Words, phrases, accents and CJK are found; removed and other workspaces' records never are;
-/// writes are visible at once.
-pub async fn search_finds_words_and_respects_liveness(store: &dyn RecordStore) {
+/// every kind of write reaches the index through the write log.
+pub async fn search_finds_words_and_respects_liveness(
+    store: &dyn RecordStore,
+    index: &dyn SearchIndex,
+) {
     let ws = Uuid::new_v4();
     let (_, scope) = search_source(store, ws).await;
     put_doc(
@@ -1633,63 +1662,34 @@ pub async fn search_finds_words_and_respects_liveness(store: &dyn RecordStore) {
     put_doc(store, scope, "d", "", &[]).await;
     let (_, other) = search_source(store, Uuid::new_v4()).await;
     put_doc(store, other, "x", "quarterly sales report", &[]).await;
+    let find = |q: &str| {
+        let q = query(ws, q);
+        async move { searched(store, index, &q).await }
+    };
 
-    let page = store.search(&query(ws, "quarterly sales")).await.unwrap();
-    assert_eq!(ids(&page), ["a", "b"]);
-    assert_eq!(page.total, 2);
-    assert_eq!(
-        ids(&store.search(&query(ws, "\"sales report\"")).await.unwrap()),
-        ["a"]
-    );
-    assert_eq!(
-        ids(&store.search(&query(ws, "cafe zurich")).await.unwrap()),
-        ["a"]
-    );
-    assert_eq!(ids(&store.search(&query(ws, "CAFÉ")).await.unwrap()), ["a"]);
-    assert_eq!(ids(&store.search(&query(ws, "売上")).await.unwrap()), ["c"]);
-    assert_eq!(ids(&store.search(&query(ws, "東京")).await.unwrap()), ["c"]);
-    assert!(
-        store
-            .search(&query(ws, "京東"))
-            .await
-            .unwrap()
-            .records
-            .is_empty()
-    );
-    assert!(
-        store
-            .search(&query(ws, "nothing-here"))
-            .await
-            .unwrap()
-            .records
-            .is_empty()
-    );
-    // Browsing without terms lists every live record, empty content included.
-    assert_eq!(store.search(&query(ws, "")).await.unwrap().total, 4);
+    let hits = find("quarterly sales").await;
+    assert_eq!(ids(&hits), ["a", "b"]);
+    assert_eq!(hits.total, 2);
+    assert_eq!(ids(&find("\"sales report\"").await), ["a"]);
+    assert_eq!(ids(&find("cafe zurich").await), ["a"]);
+    assert_eq!(ids(&find("CAFÉ").await), ["a"]);
+    assert_eq!(ids(&find("売上").await), ["c"]);
+    assert_eq!(ids(&find("東京").await), ["c"]);
+    assert!(find("京東").await.hits.is_empty());
+    assert!(find("nothing-here").await.hits.is_empty());
+    // Browsing without words lists every live record, empty content included.
+    assert_eq!(find("").await.total, 4);
 
-    // Replaced content is searched at once; a deleted record is gone from search.
+    // Replaced content is what is found; a deleted record is gone from search.
     put_doc(store, scope, "b", "entirely different words", &[]).await;
-    assert_eq!(
-        ids(&store.search(&query(ws, "quarterly")).await.unwrap()),
-        ["a"]
-    );
+    assert_eq!(ids(&find("quarterly").await), ["a"]);
     store.delete_record(&key(scope, "a")).await.unwrap();
-    assert!(
-        store
-            .search(&query(ws, "quarterly"))
-            .await
-            .unwrap()
-            .records
-            .is_empty()
-    );
+    assert!(find("quarterly").await.hits.is_empty());
     // Revived by an upload: found again.
     put_doc(store, scope, "a", "quarterly again", &[]).await;
-    assert_eq!(
-        ids(&store.search(&query(ws, "quarterly")).await.unwrap()),
-        ["a"]
-    );
+    assert_eq!(ids(&find("quarterly").await), ["a"]);
 
-    // A COMPLETE sync removes unvisited records from search in the same step.
+    // A COMPLETE close removes the unvisited records from search.
     let run = store
         .open_sync(scope, OpenOperation::StartInitial)
         .await
@@ -1701,19 +1701,12 @@ pub async fn search_finds_words_and_respects_liveness(store: &dyn RecordStore) {
         .close_sync(scope, run.sync_number, CloseOperation::Complete)
         .await
         .unwrap();
-    assert!(
-        store
-            .search(&query(ws, "quarterly"))
-            .await
-            .unwrap()
-            .records
-            .is_empty()
-    );
-    assert_eq!(ids(&store.search(&query(ws, "")).await.unwrap()), ["c"]);
+    assert!(find("quarterly").await.hits.is_empty());
+    assert_eq!(ids(&find("").await), ["c"]);
 }
 
-/// Ranking puts the better match first; pages follow each other without overlap.
-pub async fn search_ranks_and_pages(store: &dyn RecordStore) {
+/// Ranking puts the better match first; cursor pages follow each other without overlap.
+pub async fn search_ranks_and_pages(store: &dyn RecordStore, index: &dyn SearchIndex) {
     let ws = Uuid::new_v4();
     let (_, scope) = search_source(store, ws).await;
     put_doc(
@@ -1725,6 +1718,7 @@ pub async fn search_ranks_and_pages(store: &dyn RecordStore) {
     )
     .await;
     put_doc(store, scope, "strong", "apple apple apple pie", &[]).await;
+    put_doc(store, scope, "both", "apple pie with cream", &[]).await;
     for i in 0..25 {
         put_doc(
             store,
@@ -1735,161 +1729,82 @@ pub async fn search_ranks_and_pages(store: &dyn RecordStore) {
         )
         .await;
     }
-    let page = store.search(&query(ws, "apple")).await.unwrap();
-    assert_eq!(page.records[0].external_id, "strong");
+    let hits = searched(store, index, &query(ws, "apple")).await;
+    assert_eq!(hits.hits[0].external_id, "strong");
+    // Every word outranks one word said often.
+    let hits = searched(store, index, &query(ws, "apple cream")).await;
+    assert_eq!(hits.hits[0].external_id, "both");
+    assert_eq!(hits.total, 3);
     let mut q = query(ws, "banana");
     q.limit = 10;
     let mut seen = Vec::new();
-    for offset in [0, 10, 20] {
-        q.offset = offset;
-        let page = store.search(&q).await.unwrap();
-        assert_eq!(page.total, 25);
-        seen.extend(page.records.into_iter().map(|r| r.external_id));
+    loop {
+        let hits = searched(store, index, &q).await;
+        assert_eq!(hits.total, 25);
+        seen.extend(hits.hits.into_iter().map(|h| h.external_id));
+        match hits.next_cursor {
+            Some(cursor) => q.cursor = Some(cursor),
+            None => break,
+        }
     }
+    assert_eq!(seen.len(), 25);
     seen.sort();
     seen.dedup();
     assert_eq!(seen.len(), 25);
 }
 
-/// The search window ([`SearchQuery::cap`]): a store examines the newest-written matches only,
-/// counts and facets those, and says whether that was every match. Removed records and records
-/// failing a filter take no place in it; a rewrite makes a record the newest.
-pub async fn search_window_is_newest_first(store: &dyn RecordStore) {
+/// Totals and facets count every match, and the best match is found however many newer ones
+/// there are (the SQL stores once ranked only the newest 1,000 matches).
+pub async fn search_counts_and_ranks_every_match(store: &dyn RecordStore, index: &dyn SearchIndex) {
     let ws = Uuid::new_v4();
     let (_, scope) = search_source(store, ws).await;
-    // d0 is written first, d7 last; each carries its own name as `color`, so the facet shows
-    // which records the window held.
-    for i in 0..8 {
-        let id = format!("d{i}");
-        put_doc(store, scope, &id, "alpha words", &[("color", text(&id))]).await;
-    }
-    let in_window = |page: &search::SearchPage| -> Vec<String> {
-        let mut v: Vec<String> = page.facets["color"]
-            .iter()
-            .map(|(v, _)| v.clone())
-            .collect();
-        v.sort();
-        v
-    };
-    let mut q = query(ws, "alpha");
-    q.window = 5;
-    q.limit = 2;
-    q.facet_tags = vec!["color".into()];
-    // cap = max(5, 0 + 2) + 1 = 6 of 8 matches.
-    let page = store.search(&q).await.unwrap();
-    assert!(!page.exhaustive);
-    assert_eq!(page.total, 6);
-    assert_eq!(page.records.len(), 2);
-    assert_eq!(in_window(&page), ["d2", "d3", "d4", "d5", "d6", "d7"]);
-    // Browsing has the same window, newest first.
-    let mut browse = q.clone();
-    browse.terms = vec![];
-    let page = store.search(&browse).await.unwrap();
-    assert_eq!(
-        page.records
-            .iter()
-            .map(|r| r.external_id.as_str())
-            .collect::<Vec<_>>(),
-        ["d7", "d6"]
-    );
-    assert_eq!(in_window(&page), ["d2", "d3", "d4", "d5", "d6", "d7"]);
-
-    // Rewriting d0 makes it the newest; deleting d7 frees its place.
     put_doc(
         store,
         scope,
-        "d0",
-        "alpha words again",
-        &[("color", text("d0"))],
+        "oldest",
+        "zeta zeta zeta",
+        &[("color", text("old"))],
     )
     .await;
-    store.delete_record(&key(scope, "d7")).await.unwrap();
-    let page = store.search(&q).await.unwrap();
-    assert_eq!(in_window(&page), ["d0", "d2", "d3", "d4", "d5", "d6"]);
-
-    // A page beyond the window widens it: cap = max(5, 5 + 2) + 1 = 8 > 7 matches, exact.
-    q.offset = 5;
-    let page = store.search(&q).await.unwrap();
-    assert!(page.exhaustive);
-    assert_eq!(page.total, 7);
-    assert_eq!(page.records.len(), 2);
-
-    // Filters apply before the window: three matches, all counted exactly.
-    q.offset = 0;
-    q.tags = vec![TagFilter {
-        tag: "color".into(),
-        values: vec!["d1".into(), "d3".into(), "d7".into(), "d0".into()],
-    }];
-    let page = store.search(&q).await.unwrap();
-    assert!(page.exhaustive);
-    assert_eq!(page.total, 3);
-    assert_eq!(in_window(&page), ["d0", "d1", "d3"]);
-
-    // Many of the newest entries belong to removed records: the window still fills from
-    // older ones (a store that over-fetches candidates must fetch more).
-    q.tags.clear();
-    for id in ["d6", "d5", "d4"] {
-        store.delete_record(&key(scope, id)).await.unwrap();
+    for i in 0..1010 {
+        put_doc(
+            store,
+            scope,
+            &format!("n{i:04}"),
+            &format!("zeta and a longer text about other things, number {i}"),
+            &[("color", text("new"))],
+        )
+        .await;
     }
-    let page = store.search(&q).await.unwrap();
-    assert!(page.exhaustive);
-    assert_eq!(page.total, 4);
-    assert_eq!(in_window(&page), ["d0", "d1", "d2", "d3"]);
-}
-
-/// The newest 140 of 150 matches belong to deleted records: every query shape (words, words
-/// with a tag filter, browsing) still fills its window from the ten live ones, newest first
-/// (a store that takes index entries in batches must go on past many dead batches).
-pub async fn search_window_reaches_past_removed_records(store: &dyn RecordStore) {
-    let ws = Uuid::new_v4();
-    let (_, scope) = search_source(store, ws).await;
-    for i in 0..150 {
-        let id = format!("d{i:03}");
-        put_doc(store, scope, &id, "beta words", &[("color", text("all"))]).await;
-    }
-    for i in 10..150 {
+    for i in 0..10 {
         store
-            .delete_record(&key(scope, &format!("d{i:03}")))
+            .delete_record(&key(scope, &format!("n{i:04}")))
             .await
             .unwrap();
     }
-    let mut words = query(ws, "beta");
-    words.window = 5;
-    words.limit = 2;
-    words.facet_tags = vec!["color".into()];
-    let mut tagged = words.clone();
-    tagged.tags = vec![TagFilter {
+    let mut q = query(ws, "zeta");
+    q.facet_tags = vec!["color".into()];
+    let hits = searched(store, index, &q).await;
+    assert_eq!(hits.total, 1001);
+    assert_eq!(hits.hits[0].external_id, "oldest");
+    assert_eq!(
+        hits.facets["color"],
+        [("new".to_string(), 1000), ("old".to_string(), 1)]
+    );
+    q.text.clear();
+    assert_eq!(searched(store, index, &q).await.total, 1001);
+    q.tags = vec![TagFilter {
         tag: "color".into(),
-        values: vec!["all".into()],
+        values: vec!["old".into()],
     }];
-    let mut browse = words.clone();
-    browse.terms = vec![];
-    for q in [&words, &tagged, &browse] {
-        // cap = max(5, 0 + 2) + 1 = 6 of the 10 live matches.
-        let page = store.search(q).await.unwrap();
-        assert!(!page.exhaustive, "{q:?}");
-        assert_eq!(page.total, 6, "{q:?}");
-        assert_eq!(page.facets["color"], [("all".to_string(), 6)], "{q:?}");
-        let mut deep = q.clone();
-        deep.offset = 8;
-        // cap = 8 + 2 + 1 = 11 > 10 live: exhaustive, the oldest two on the last page.
-        let page = store.search(&deep).await.unwrap();
-        assert!(page.exhaustive, "{q:?}");
-        assert_eq!(page.total, 10, "{q:?}");
-        if q.terms.is_empty() {
-            let got: Vec<&str> = page
-                .records
-                .iter()
-                .map(|r| r.external_id.as_str())
-                .collect();
-            assert_eq!(got, ["d001", "d000"]);
-        }
-    }
+    let hits = searched(store, index, &q).await;
+    assert_eq!(ids(&hits), ["oldest"]);
+    assert_eq!(hits.facets["color"], [("old".to_string(), 1)]);
 }
 
 /// Tag filters (OR within a tag, AND across tags), facets over the filtered set, and a DATE_TIME
 /// tag mapped onto the modified-date filter.
-pub async fn search_filters_and_facets(store: &dyn RecordStore) {
+pub async fn search_filters_and_facets(store: &dyn RecordStore, index: &dyn SearchIndex) {
     let ws = Uuid::new_v4();
     let (source, scope) = search_source(store, ws).await;
     let day = |d: u32| {
@@ -1928,10 +1843,10 @@ pub async fn search_filters_and_facets(store: &dyn RecordStore) {
 
     let mut q = query(ws, "report");
     q.facet_tags = vec!["color".into()];
-    let page = store.search(&q).await.unwrap();
-    assert_eq!(page.total, 3);
+    let hits = searched(store, index, &q).await;
+    assert_eq!(hits.total, 3);
     assert_eq!(
-        page.facets["color"],
+        hits.facets["color"],
         vec![
             ("red".to_string(), 2),
             ("blue".to_string(), 1),
@@ -1943,10 +1858,10 @@ pub async fn search_filters_and_facets(store: &dyn RecordStore) {
         tag: "color".into(),
         values: vec!["blue".into(), "green".into()],
     }];
-    let page = store.search(&q).await.unwrap();
-    assert_eq!(ids(&page), ["r1", "r3"]);
+    let hits = searched(store, index, &q).await;
+    assert_eq!(ids(&hits), ["r1", "r3"]);
     assert_eq!(
-        page.facets["color"],
+        hits.facets["color"],
         vec![
             ("blue".to_string(), 1),
             ("green".to_string(), 1),
@@ -1957,28 +1872,26 @@ pub async fn search_filters_and_facets(store: &dyn RecordStore) {
         tag: "color".into(),
         values: vec!["red".into()],
     });
-    assert_eq!(ids(&store.search(&q).await.unwrap()), ["r1"]);
+    assert_eq!(ids(&searched(store, index, &q).await), ["r1"]);
 
     // `due` is mapped onto the modified filter: r1 (Jan 1) and r2 (Jan 10) by their tag, r3 by its
     // real modification time (now).
     let mut q = query(ws, "");
-    q.modified_to =
-        Some(chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2024, 1, 5, 0, 0, 0).unwrap());
-    assert_eq!(ids(&store.search(&q).await.unwrap()), ["r1"]);
+    q.modified_to = Some(millis(2024, 1, 5));
+    assert_eq!(ids(&searched(store, index, &q).await), ["r1"]);
     q.modified_to = None;
-    q.modified_from =
-        Some(chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2024, 1, 5, 0, 0, 0).unwrap());
-    assert_eq!(ids(&store.search(&q).await.unwrap()), ["r2", "r3"]);
+    q.modified_from = Some(millis(2024, 1, 5));
+    assert_eq!(ids(&searched(store, index, &q).await), ["r2", "r3"]);
     q.modified_from = None;
     q.source_id = Some(source.id);
     q.object_type_id = Some(scope.object_type_id);
-    assert_eq!(store.search(&q).await.unwrap().total, 3);
+    assert_eq!(searched(store, index, &q).await.total, 3);
     q.source_id = Some(Uuid::new_v4());
-    assert_eq!(store.search(&q).await.unwrap().total, 0);
+    assert_eq!(searched(store, index, &q).await.total, 0);
 }
 
 /// Folder trees: create, rename, move, cycles, counts, delete rules, workspace confinement.
-pub async fn folders_tree_and_counts(store: &dyn RecordStore) {
+pub async fn folders_tree_and_counts(store: &dyn RecordStore, index: &dyn SearchIndex) {
     let ws = Uuid::new_v4();
     let (source, scope) = search_source(store, ws).await;
     let f = |id: &str, parent: Option<&str>| Folder {
@@ -2071,7 +1984,7 @@ pub async fn folders_tree_and_counts(store: &dyn RecordStore) {
     let mut expected = folders.clone();
     expected.sort_by(|a, b| a.external_id.cmp(&b.external_id));
     assert_eq!(names, expected);
-    let rolled = search::rolled_up_counts(&folders, &own);
+    let rolled = crate::folder::rolled_up_counts(&folders, &own);
     assert_eq!(rolled["root"], 3);
 
     assert_err(
@@ -2098,7 +2011,7 @@ pub async fn folders_tree_and_counts(store: &dyn RecordStore) {
     let mut q = query(ws, "");
     q.facet_tags = vec!["folder".into()];
     assert_eq!(
-        store.search(&q).await.unwrap().facets["folder"],
+        searched(store, index, &q).await.facets["folder"],
         vec![("sub".to_string(), 2)]
     );
 }
@@ -2286,26 +2199,28 @@ pub async fn write_log_pages_in_position_order(store: &dyn RecordStore) {
     assert!(store.log_after(head.max(all.upto), 10).await.unwrap().upto >= head);
 }
 
-/// Writes one `#[tokio::test]` per conformance case for a store.
+/// Writes one `#[tokio::test]` per conformance case for a store. The search cases write to the
+/// store and search through an index that follows its write log ([`crate::index::catch_up`]).
 ///
-/// - `conformance_tests!(make)`: `make` is an async expression evaluating to `Arc<S>` where `S`
-///   implements both store traits; it runs once per case.
-/// - `conformance_tests!(make, cleanup)`: `cleanup` is a closure taking that `Arc<S>` and
-///   returning a future, run after a case passes (e.g. to drop the case's database).
-/// - `conformance_tests!(optional make, cleanup)`: `make` yields `Option<Arc<S>>`; `None` skips
-///   the case (for databases that are only sometimes configured).
+/// - `conformance_tests!(make, index)`: `make` is an async expression evaluating to `Arc<S>`
+///   where `S` implements both store traits; it runs once per case. `index` is an expression
+///   making an empty [`crate::index::SearchIndex`] (one per search case).
+/// - `conformance_tests!(make, cleanup, index)`: `cleanup` is a closure taking that `Arc<S>`
+///   and returning a future, run after a case passes (e.g. to drop the case's database).
+/// - `conformance_tests!(optional make, cleanup, index)`: `make` yields `Option<Arc<S>>`;
+///   `None` skips the case (for databases that are only sometimes configured).
 #[macro_export]
 macro_rules! conformance_tests {
-    (optional $make:expr, $cleanup:expr) => {
-        $crate::conformance_tests!(@all $make, $cleanup);
+    (optional $make:expr, $cleanup:expr, $index:expr) => {
+        $crate::conformance_tests!(@all $make, $cleanup, $index);
     };
-    ($make:expr) => {
-        $crate::conformance_tests!($make, |_store| async {});
+    ($make:expr, $index:expr) => {
+        $crate::conformance_tests!($make, |_store| async {}, $index);
     };
-    ($make:expr, $cleanup:expr) => {
-        $crate::conformance_tests!(@all async { Some($make.await) }, $cleanup);
+    ($make:expr, $cleanup:expr, $index:expr) => {
+        $crate::conformance_tests!(@all async { Some($make.await) }, $cleanup, $index);
     };
-    (@all $make:expr, $cleanup:expr) => {
+    (@all $make:expr, $cleanup:expr, $index:expr) => {
         $crate::conformance_tests!(@case $make, $cleanup, sources_roundtrip_within_their_workspace, ref);
         $crate::conformance_tests!(@case $make, $cleanup, sources_are_corrected_and_deleted, ref);
         $crate::conformance_tests!(@case $make, $cleanup, uploads_create_then_increment_versions, ref);
@@ -2329,14 +2244,25 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, codes_redeem_exactly_once, store);
         $crate::conformance_tests!(@case $make, $cleanup, tokens_revoke_by_token_grant_and_client, ref);
         $crate::conformance_tests!(@case $make, $cleanup, sessions_and_rate_windows, ref);
-        $crate::conformance_tests!(@case $make, $cleanup, search_finds_words_and_respects_liveness, ref);
-        $crate::conformance_tests!(@case $make, $cleanup, search_ranks_and_pages, ref);
-        $crate::conformance_tests!(@case $make, $cleanup, search_filters_and_facets, ref);
-        $crate::conformance_tests!(@case $make, $cleanup, search_window_is_newest_first, ref);
-        $crate::conformance_tests!(@case $make, $cleanup, search_window_reaches_past_removed_records, ref);
-        $crate::conformance_tests!(@case $make, $cleanup, folders_tree_and_counts, ref);
+        $crate::conformance_tests!(@search $make, $cleanup, $index, search_finds_words_and_respects_liveness);
+        $crate::conformance_tests!(@search $make, $cleanup, $index, search_ranks_and_pages);
+        $crate::conformance_tests!(@search $make, $cleanup, $index, search_filters_and_facets);
+        $crate::conformance_tests!(@search $make, $cleanup, $index, search_counts_and_ranks_every_match);
+        $crate::conformance_tests!(@search $make, $cleanup, $index, folders_tree_and_counts);
         $crate::conformance_tests!(@case $make, $cleanup, write_log_replays_every_write, ref);
         $crate::conformance_tests!(@case $make, $cleanup, write_log_pages_in_position_order, ref);
+    };
+    (@search $make:expr, $cleanup:expr, $index:expr, $name:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $name() {
+            let Some(store) = $make.await else {
+                println!("skipped: store not configured");
+                return;
+            };
+            let index = $index;
+            $crate::testkit::$name(&*store, &index).await;
+            ($cleanup)(store).await;
+        }
     };
     (@case $make:expr, $cleanup:expr, $name:ident, ref) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

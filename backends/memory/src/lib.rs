@@ -1,17 +1,15 @@
 #![doc = include_str!("../README.md")]
 
-mod index;
-
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use inlet_core::{
     Error, RecordStore, Result, TokenStore, WorkspaceId,
+    folder::{self, Folder},
     index::{Change, LogPage, Position},
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
     record::{self, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch},
-    search::{self, Folder, SearchPage, SearchQuery},
-    source::{ObjectType, Source},
+    source::Source,
     sync::{self, CloseOperation, OpenOperation, SyncEvent, SyncRun, SyncState},
     tag::TagValue,
     time,
@@ -47,8 +45,6 @@ struct State {
     workspaces: Vec<Workspace>,
     users: Vec<User>,
     tokens: Vec<ApiToken>,
-    /// Each record's search entry, kept at write time.
-    search: index::SearchIndex,
     /// Folders per (source, HIERARCHICAL tag externalId).
     folders: HashMap<(Uuid, String), Vec<Folder>>,
     clients: Vec<OAuthClient>,
@@ -210,7 +206,6 @@ impl RecordStore for MemoryStore {
             st.syncs.remove(&ot.id);
             if let Some(records) = st.records.remove(&ot.id) {
                 for r in records.values() {
-                    st.search.remove(r.id);
                     gone.push(r.id);
                 }
             }
@@ -356,19 +351,6 @@ impl RecordStore for MemoryStore {
         };
         records.insert(write.key.external_id.clone(), record.clone());
         st.log.record(&record);
-        let words = search::index_text(&record.content);
-        let rows = search::tag_rows(
-            st.source(scope.workspace_id, scope.source_id)?
-                .object_type(scope.object_type_id),
-            &record.tags,
-        );
-        st.search.put(
-            record.id,
-            scope.object_type_id,
-            write.key.external_id,
-            words,
-            rows,
-        );
         st.count(
             scope.object_type_id,
             write.sync_number,
@@ -538,81 +520,6 @@ impl RecordStore for MemoryStore {
         Ok(out)
     }
 
-    async fn search(&self, q: &SearchQuery) -> Result<SearchPage> {
-        let st = self.state.lock();
-        let object_types: Vec<&ObjectType> = st
-            .sources
-            .iter()
-            .filter(|s| s.workspace_id == q.workspace_id)
-            .filter(|s| q.source_id.is_none_or(|id| id == s.id))
-            .flat_map(|s| s.object_types.iter())
-            .filter(|o| q.object_type_id.is_none_or(|id| id == o.id))
-            .collect();
-        let object_types: HashMap<Uuid, &ObjectType> =
-            object_types.into_iter().map(|o| (o.id, o)).collect();
-        // The window (SearchQuery::cap): matches newest-written first, read from the newest
-        // entry (of the shortest posting list among the query's words and tag values) until
-        // the window is full.
-        let cap = usize::try_from(q.cap()).unwrap_or(usize::MAX);
-        let matcher = search::Matcher::new(&q.terms);
-        let mut found = Vec::new();
-        for (id, entry) in st.search.newest_first(&q.terms, &q.tags) {
-            if found.len() >= cap {
-                break;
-            }
-            let Some(ot) = object_types.get(&entry.object_type_id) else {
-                continue;
-            };
-            if !q.terms.is_empty() && !matcher.matches_all(&entry.text) {
-                continue;
-            }
-            let Some(r) = st
-                .records
-                .get(&ot.id)
-                .and_then(|records| records.get(&entry.external_id))
-                .filter(|r| r.id == *id && !r.removed)
-            else {
-                continue;
-            };
-            if search::passes_filters(q, r, &entry.rows) {
-                found.push((entry, ot.name.as_str(), r));
-            }
-        }
-        let (total, exhaustive) = search::window_total(q, found.len());
-        let avg_len = found
-            .iter()
-            .map(|f| search::word_count(&f.0.text))
-            .sum::<usize>() as f64
-            / found.len().max(1) as f64;
-        let mut hits: Vec<(f64, usize)> = found
-            .iter()
-            .enumerate()
-            .map(|(i, (entry, _, _))| {
-                // Without words, the window's own order: newest write first.
-                let score = if q.terms.is_empty() {
-                    -(i as f64)
-                } else {
-                    matcher.relevance(&entry.text, avg_len)
-                };
-                (score, i)
-            })
-            .collect();
-        search::rank(&mut hits, |&i| found[i].2.id);
-        let facets = search::count_facets(&q.facet_tags, found.iter().map(|f| f.0.rows.as_slice()));
-        let records = hits
-            .iter()
-            .skip(usize::try_from(q.offset).unwrap_or(usize::MAX))
-            .take(q.limit as usize)
-            .map(|&(_, i)| st.view(found[i].1, found[i].2))
-            .collect();
-        Ok(SearchPage {
-            total,
-            exhaustive,
-            records,
-            facets,
-        })
-    }
-
     async fn put_folder(
         &self,
         workspace_id: WorkspaceId,
@@ -630,7 +537,7 @@ impl RecordStore for MemoryStore {
                 "parent folder '{parent}' not found"
             )));
         }
-        if search::would_cycle(
+        if folder::would_cycle(
             list,
             &folder.external_id,
             folder.parent_external_id.as_deref(),

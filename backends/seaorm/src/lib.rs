@@ -1,9 +1,9 @@
 #![doc = include_str!("../README.md")]
 
+mod folders;
 mod log;
 mod migration;
 mod records;
-mod search;
 mod tokens;
 
 /// The schema migrations, run by [`SeaOrmStore::connect`]; public for tools and upgrade tests.
@@ -42,21 +42,6 @@ pub struct SeaOrmStore {
             std::collections::HashMap<uuid::Uuid, (inlet_core::source::Source, std::time::Instant)>,
         >,
     >,
-    /// How PostgreSQL finds a query's words.
-    word_route: WordRoute,
-}
-
-/// How the PostgreSQL store finds the entries holding a query's words (SQLite has one way).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum WordRoute {
-    /// By the planner's estimate of the matches, per query: the GIN lookup when they are few
-    /// enough that reading each costs less than scanning newest first for the window's worth.
-    #[default]
-    Auto,
-    /// Always the GIN lookup on `record_search.words` (tests and diagnosis).
-    Lookup,
-    /// Always the newest-first scan of `record_words` (tests and diagnosis).
-    Scan,
 }
 
 /// Sources kept in memory per process before the cache starts over.
@@ -84,8 +69,8 @@ impl SeaOrmStore {
                     .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Full)
                     .busy_timeout(SQLITE_BUSY_TIMEOUT)
                     .foreign_keys(true)
-                    // Reads through the OS page cache without copying (search reads many
-                    // index pages), and a larger page cache per connection than the 2 MB default.
+                    // Reads through the OS page cache without copying, and a larger page
+                    // cache per connection than the 2 MB default.
                     .pragma("mmap_size", SQLITE_MMAP_BYTES.to_string())
                     .pragma("cache_size", SQLITE_CACHE_KIB.to_string())
             });
@@ -101,15 +86,7 @@ impl SeaOrmStore {
             db,
             write_lock,
             sources: Default::default(),
-            word_route: WordRoute::Auto,
         })
-    }
-
-    /// The same store with its word route fixed (PostgreSQL; see [`WordRoute`]). Both routes
-    /// find the same records; the conformance suite runs with each.
-    pub fn with_word_route(mut self, route: WordRoute) -> Self {
-        self.word_route = route;
-        self
     }
 
     /// The underlying connection (for tests and tools).

@@ -22,9 +22,14 @@ impl MigratorTrait for Migrator {
             Box::new(M0007SourceExternalIds),
             Box::new(M0008WriteLog),
             Box::new(M0009FileNames),
+            Box::new(M0010DropSqlSearch),
         ]
     }
 }
+
+/// PostgreSQL: the first character of the scope tokens m0005 and m0006 wrote beside the words
+/// (the full-text tables they made are dropped by m0010).
+const PG_TOKEN_MARK: char = '#';
 
 /// Sources, object types, sync runs, records, workspaces, users and API tokens.
 struct M0001Initial;
@@ -185,8 +190,7 @@ impl MigrationTrait for M0002OAuth {
 }
 
 /// Search: the tag index (`record_tags`), the full-text index (SQLite FTS5 `records_fts`,
-/// PostgreSQL `record_search` with a GIN index) and HIERARCHICAL folders. Records stored before
-/// this migration are indexed by it.
+/// PostgreSQL `record_search` with a GIN index; dropped by m0010) and HIERARCHICAL folders.
 struct M0003Search;
 
 impl sea_orm_migration::MigrationName for M0003Search {
@@ -214,8 +218,7 @@ const M0003_COMMON: &[&str] = &[
 ];
 
 const M0003_SQLITE: &[&str] = &[
-    // The body is already normalized by inlet_core::search::index_text (words separated by
-    // spaces); unicode61 splits it on the spaces.
+    // The body was normalized text (words separated by spaces); unicode61 split it on them.
     "CREATE VIRTUAL TABLE records_fts USING fts5(record_id UNINDEXED, body, tokenize = 'unicode61')",
 ];
 
@@ -244,8 +247,8 @@ impl MigrationTrait for M0003Search {
 
 /// The search window (`SearchQuery::cap`): index entries carry a write sequence (newest
 /// first) and tokens for the record's workspace, source, object type and tag values, so the
-/// full-text index alone finds a query's matches in the order the window takes them. Every
-/// live record is indexed again.
+/// full-text index alone finds a query's matches in the order the window takes them. (Its
+/// backfill went with the SQL search: m0010 drops these tables and writes the tag rows.)
 struct M0004SearchWindow;
 
 impl sea_orm_migration::MigrationName for M0004SearchWindow {
@@ -285,19 +288,16 @@ impl MigrationTrait for M0004SearchWindow {
         for sql in dialect {
             db.execute_unprepared(sql).await?;
         }
-        // The backfill writes the current index layout, which on PostgreSQL is m0006's: it
-        // runs there.
-        if db.get_database_backend() == sea_orm::DbBackend::Postgres {
-            return Ok(());
-        }
-        crate::search::backfill(db).await
+        // Its entries were written by a backfill until m0010 dropped the full-text index;
+        // m0010 writes the tag rows cleared here.
+        Ok(())
     }
 }
 
 /// PostgreSQL: the words move out of `record_search` into `record_words`, stored in the row
 /// (`STORAGE MAIN`) rather than in TOAST, so testing or ranking a candidate reads one page
 /// instead of four to five; the vector also holds the record's scope tokens (marked with
-/// [`crate::search::PG_TOKEN_MARK`]) and its write sequence, so a query without tag filters
+/// [`PG_TOKEN_MARK`]) and its write sequence, so a query without tag filters
 /// reads `record_words` alone. `record_search` keeps the narrow part (tokens and write
 /// sequence), which tag filters and browsing scan. Both are rewritten in write order, which
 /// keeps newest-first scans sequential; live records without an entry are then indexed.
@@ -311,7 +311,7 @@ impl sea_orm_migration::MigrationName for M0005SearchInline {
 }
 
 fn m0005_postgres() -> Vec<String> {
-    let mark = crate::search::PG_TOKEN_MARK;
+    let mark = PG_TOKEN_MARK;
     vec![
         "CREATE TABLE record_words (
             record_id TEXT PRIMARY KEY,
@@ -362,12 +362,12 @@ impl MigrationTrait for M0005SearchInline {
 
 /// PostgreSQL: word lookups read narrow rows. `record_search` gains `words`, the record's words
 /// without positions plus all its tokens (scope and tags) marked with
-/// [`crate::search::PG_TOKEN_MARK`], stored out of the row (`STORAGE EXTERNAL`) and indexed by
+/// [`PG_TOKEN_MARK`], stored out of the row (`STORAGE EXTERNAL`) and indexed by
 /// GIN; the GIN index on `record_words` goes. A rare word's matches are then found and ordered
 /// by reading `record_search` rows (~70 bytes each) instead of `record_words` rows (3–4 KB
 /// each); a bitmap scan of an AND query never rechecks, so it never reads the out-of-row value.
 /// `record_words` keeps the positioned words in the row for newest-first scans, phrases and
-/// ranking. Then live records without an entry are indexed. SQLite: no change.
+/// ranking. SQLite: no change. (m0010 drops these tables.)
 struct M0006SearchWords;
 
 impl sea_orm_migration::MigrationName for M0006SearchWords {
@@ -377,7 +377,7 @@ impl sea_orm_migration::MigrationName for M0006SearchWords {
 }
 
 fn m0006_postgres() -> Vec<String> {
-    let mark = crate::search::PG_TOKEN_MARK;
+    let mark = PG_TOKEN_MARK;
     vec![
         // A new table written in write order rather than an UPDATE in place, which would leave
         // a dead version of every entry until vacuumed, in the way of newest-first scans.
@@ -390,7 +390,7 @@ fn m0006_postgres() -> Vec<String> {
         "ALTER TABLE record_search_words ALTER COLUMN words SET STORAGE EXTERNAL".into(),
         // record_words.vector already holds the marked scope tokens; the tag tokens come from
         // `meta` (which holds every token unmarked). An entry without words (there should be
-        // none) is left out, and its record indexed again by the backfill.
+        // none) is left out.
         format!(
             "INSERT INTO record_search_words (record_id, meta, words, doc) \
              SELECT s.record_id, s.meta, strip(w.vector || array_to_tsvector(ARRAY(\
@@ -417,10 +417,6 @@ impl MigrationTrait for M0006SearchWords {
         for sql in m0006_postgres() {
             db.execute_unprepared(&sql).await?;
         }
-        crate::search::backfill(db).await?;
-        // Plans choose between GIN lookups and newest-first scans by these statistics.
-        db.execute_unprepared("ANALYZE record_search").await?;
-        db.execute_unprepared("ANALYZE record_words").await?;
         Ok(())
     }
 }
@@ -518,5 +514,44 @@ impl MigrationTrait for M0009FileNames {
             .execute_unprepared("ALTER TABLE records ADD COLUMN file_name TEXT")
             .await?;
         Ok(())
+    }
+}
+
+/// Search moved to the search index (`inlet_core::index`), which every store's write log feeds:
+/// the SQL full-text tables go (SQLite `records_fts` and `records.search_doc`; PostgreSQL
+/// `record_search`, `record_words` and their sequence). `record_tags` stays: it counts the
+/// records of each folder. Live records without tag rows (m0004 cleared them for a backfill
+/// that wrote the full-text index too) get them here.
+struct M0010DropSqlSearch;
+
+impl sea_orm_migration::MigrationName for M0010DropSqlSearch {
+    fn name(&self) -> &str {
+        "m0010_drop_sql_search"
+    }
+}
+
+const M0010_SQLITE: &[&str] = &[
+    "DROP TABLE IF EXISTS records_fts",
+    "ALTER TABLE records DROP COLUMN search_doc",
+];
+
+const M0010_POSTGRES: &[&str] = &[
+    "DROP TABLE IF EXISTS record_words",
+    "DROP TABLE IF EXISTS record_search",
+    "DROP SEQUENCE IF EXISTS record_search_doc",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0010DropSqlSearch {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        let dialect = match db.get_database_backend() {
+            sea_orm::DbBackend::Postgres => M0010_POSTGRES,
+            _ => M0010_SQLITE,
+        };
+        for sql in dialect {
+            db.execute_unprepared(sql).await?;
+        }
+        crate::folders::backfill_tag_rows(db).await
     }
 }

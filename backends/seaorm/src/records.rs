@@ -4,11 +4,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use inlet_core::{
     Error, RecordStore, Result, WorkspaceId,
+    folder::Folder,
     index::{LogPage, Position},
     record::{
         self, Extraction, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
     },
-    search::{self, Folder, SearchPage, SearchQuery},
+    search,
     source::Source,
     sync::{self, CloseOperation, OpenOperation, SyncCounters, SyncEvent, SyncRun, SyncState},
     tag::Tags,
@@ -551,7 +552,7 @@ impl RecordStore for SeaOrmStore {
             }
         }
         record::source_deletable(&source, &open)?;
-        crate::search::unindex_source(&txn, source_id).await?;
+        crate::folders::delete_source_tag_rows(&txn, source_id).await?;
         let of_types = "(SELECT id FROM object_types WHERE source_id = $1)";
         for sql in [
             "DELETE FROM records WHERE source_id = $1".to_string(),
@@ -774,7 +775,6 @@ impl RecordStore for SeaOrmStore {
         let scope = write.key.scope;
         let source = self.get_source(scope.workspace_id, scope.source_id).await?;
         let tag_rows = search::tag_rows(source.object_type(scope.object_type_id), &write.tags);
-        let search_content = write.content.clone();
         let _w = self.write_guard().await;
         let txn = self.db.begin().await.map_err(db_error)?;
         let state = self
@@ -832,13 +832,7 @@ impl RecordStore for SeaOrmStore {
         .ok_or_else(|| Error::backend(std::io::Error::other("upsert returned no row")))?;
         let version: i64 = get(&row, "version")?;
         let record_id = uuid(&row, "id")?;
-        let index_scope = crate::search::IndexScope {
-            workspace_id: scope.workspace_id,
-            source_id: scope.source_id,
-            object_type_id: scope.object_type_id,
-        };
-        crate::search::index_record(&txn, index_scope, record_id, &search_content, &tag_rows)
-            .await?;
+        crate::folders::write_tag_rows(&txn, record_id, &tag_rows).await?;
         self.count_event(
             &txn,
             scope.object_type_id,
@@ -977,10 +971,6 @@ impl RecordStore for SeaOrmStore {
         limit: usize,
     ) -> Result<Vec<(WorkspaceId, Record)>> {
         self.scan(after, limit).await
-    }
-
-    async fn search(&self, query: &SearchQuery) -> Result<SearchPage> {
-        self.search_records(query).await
     }
 
     async fn put_folder(

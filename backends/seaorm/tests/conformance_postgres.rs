@@ -1,26 +1,22 @@
 //! The conformance suite on PostgreSQL, when `INLET_TEST_POSTGRES_URL` names a server (CI:
 //! `postgres://postgres@127.0.0.1:5432/test`). Each case gets its own schema, dropped after it.
 //! Without the variable every case is skipped, unless `INLET_REQUIRE_POSTGRES=1`, which makes the
-//! missing database a failure (CI sets it so the suite cannot silently not run).
+//! missing database a failure (CI sets it so the suite cannot silently not run). Search goes
+//! through the tantivy index.
 
 use std::sync::Arc;
 
-use inlet_store_seaorm::{SeaOrmStore, WordRoute};
+use inlet_store_seaorm::SeaOrmStore;
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 
 mod common;
 
 async fn store() -> Option<Arc<SeaOrmStore>> {
-    store_by(WordRoute::Auto).await
-}
-
-async fn store_by(route: WordRoute) -> Option<Arc<SeaOrmStore>> {
     let schema = common::PgSchema::create().await?;
     let store = SeaOrmStore::connect(&schema.url)
         .await
-        .expect("open postgres store")
-        .with_word_route(route);
-    println!("postgres conformance ({route:?}): schema {}", schema.name);
+        .expect("open postgres store");
+    println!("postgres conformance: schema {}", schema.name);
     Some(Arc::new(store))
 }
 
@@ -41,22 +37,8 @@ async fn cleanup(store: Arc<SeaOrmStore>) {
     }
 }
 
-inlet_core::conformance_tests!(optional store(), cleanup);
-
-/// The same suite with every query's words found by each route by force (the tables of a
-/// conformance case are small, so `Auto` mostly looks them up).
-mod by_lookup {
-    use super::*;
-    async fn store() -> Option<Arc<SeaOrmStore>> {
-        store_by(WordRoute::Lookup).await
-    }
-    inlet_core::conformance_tests!(optional store(), cleanup);
-}
-
-mod by_scan {
-    use super::*;
-    async fn store() -> Option<Arc<SeaOrmStore>> {
-        store_by(WordRoute::Scan).await
-    }
-    inlet_core::conformance_tests!(optional store(), cleanup);
-}
+inlet_core::conformance_tests!(
+    optional store(),
+    cleanup,
+    inlet_search_tantivy::TantivyIndex::in_memory().expect("index")
+);

@@ -1,4 +1,5 @@
-//! The conformance suite on SQLite: a fresh database file per case, removed after it.
+//! The conformance suite on SQLite: a fresh database file per case, removed after it; search
+//! through the tantivy index.
 
 use std::sync::Arc;
 
@@ -30,4 +31,8 @@ async fn cleanup(store: Arc<SeaOrmStore>) {
     }
 }
 
-inlet_core::conformance_tests!(store(), cleanup);
+inlet_core::conformance_tests!(
+    store(),
+    cleanup,
+    inlet_search_tantivy::TantivyIndex::in_memory().expect("index")
+);

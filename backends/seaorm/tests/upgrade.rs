@@ -1,17 +1,18 @@
 //! Upgrading databases written by earlier versions: records stored under m0003 (before the
-//! search window, m0004) are found after the upgrade, with the new index's scope and tag
-//! filters, on SQLite and PostgreSQL (by both PostgreSQL routes to the words); and a PostgreSQL
-//! index in m0004's layout (words in a TOASTed `vector`, tokens in `meta`) is moved into
-//! `record_words` by m0005 and given its lookup words by m0006. Every upgraded database builds
-//! the search index (m0008's write log starts empty; the build scans the records).
+//! search window of m0004), or with a PostgreSQL full-text index in m0004's layout, open with
+//! this version, lose their SQL full-text tables (m0010), keep their tag rows for folder
+//! counts, and are found after the search index is built from them (m0008's write log starts
+//! empty; the build scans the records), on SQLite and PostgreSQL.
 
 use inlet_core::{
     RecordStore,
+    index::{IndexQuery, SearchIndex},
     record::Extraction,
-    search::{SearchQuery, TagFilter},
+    search::TagFilter,
     tag::{TagValue, Tags},
 };
-use inlet_store_seaorm::{Migrator, SeaOrmStore, WordRoute};
+use inlet_search_tantivy::TantivyIndex;
+use inlet_store_seaorm::{Migrator, SeaOrmStore};
 use std::{future::Future, pin::Pin};
 
 mod common;
@@ -62,6 +63,46 @@ async fn postgres_index_in_the_m0004_layout_is_found_after_the_upgrade() {
                 .await
                 .unwrap();
             assert_eq!(written.rows_affected(), 2, "the two live records' entries");
+        })
+    })
+    .await;
+    common::PgSchema::drop_named(&schema.name).await;
+}
+
+#[tokio::test]
+async fn sqlite_database_of_the_last_sql_search_version_is_searchable_after_the_upgrade() {
+    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.join("old.db").display());
+    // At m0009 the records' text was in FTS5 too (written with each record).
+    upgrade(&url, 9, |db| {
+        Box::pin(async move {
+            db.execute_unprepared(
+                "INSERT INTO records_fts (record_id, body, meta) \
+                 SELECT id, content, '' FROM records WHERE NOT removed",
+            )
+            .await
+            .unwrap();
+        })
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn postgres_database_of_the_last_sql_search_version_is_searchable_after_the_upgrade() {
+    let Some(schema) = common::PgSchema::create().await else {
+        return;
+    };
+    upgrade(&schema.url, 9, |db| {
+        Box::pin(async move {
+            db.execute_unprepared(
+                "INSERT INTO record_search (record_id, meta, words) \
+                 SELECT id, ''::tsvector, to_tsvector('simple', content) FROM records \
+                 WHERE NOT removed",
+            )
+            .await
+            .unwrap();
         })
     })
     .await;
@@ -243,119 +284,104 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
         .unwrap();
     }
     if at > 3 {
-        // m0004 indexes the live records.
+        // The migrations up to `at`, as that version ran them.
         Migrator::up(&db, Some(at - 3)).await.unwrap();
     }
     aged(&db).await;
     db.close().await.unwrap();
 
-    // This version migrates the rest of the way and finds them, by either PostgreSQL route
-    // to the words.
+    // This version migrates the rest of the way.
     let store = SeaOrmStore::connect(url).await.unwrap();
     // The search index is built from the upgraded database (its records predate the write
     // log: the build scans them), then follows the log.
-    let index = inlet_core::testkit::ModelIndex::default();
+    let model = inlet_core::testkit::ModelIndex::default();
+    inlet_core::index::rebuild(&store, &model, &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(model.external_ids(source.id), ["a", "b"]);
+    inlet_core::index::catch_up(&store, &model).await.unwrap();
+    assert_eq!(model.external_ids(source.id), ["a", "b"]);
+    let index = TantivyIndex::in_memory().unwrap();
     inlet_core::index::rebuild(&store, &index, &mut |_| {})
         .await
         .unwrap();
-    assert_eq!(index.external_ids(source.id), ["a", "b"]);
-    inlet_core::index::catch_up(&store, &index).await.unwrap();
-    assert_eq!(index.external_ids(source.id), ["a", "b"]);
-    for route in [WordRoute::Auto, WordRoute::Lookup, WordRoute::Scan] {
-        finds_the_records(&store.clone().with_word_route(route), ws, &source, ot).await;
-    }
-    if backend == DbBackend::Postgres {
-        // The words live in the row (m0005), not in TOAST.
+    finds_the_records(&index, ws, &source, ot);
+
+    // The SQL full-text index is gone; the tag rows folder counts read are there, one per
+    // live record's tag value.
+    let tables: &[&str] = if backend == DbBackend::Postgres {
+        &["record_search", "record_words"]
+    } else {
+        &["records_fts"]
+    };
+    let catalog = if backend == DbBackend::Postgres {
+        "SELECT COUNT(*) AS n FROM information_schema.tables \
+         WHERE table_schema = current_schema() AND table_name = $1"
+    } else {
+        "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = $1"
+    };
+    for table in tables {
         let row = store
             .connection()
-            .query_one_raw(Statement::from_string(
+            .query_one_raw(Statement::from_sql_and_values(
                 backend,
-                "SELECT attstorage::text AS s FROM pg_attribute \
-                 WHERE attrelid = 'record_words'::regclass AND attname = 'vector'",
+                catalog,
+                vec![(*table).into()],
             ))
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(row.try_get::<String>("", "s").unwrap(), "m");
-        // Every entry has its lookup words (m0006), stored out of the row.
-        let row = store
-            .connection()
-            .query_one_raw(Statement::from_string(
-                backend,
-                "SELECT (SELECT attstorage::text FROM pg_attribute \
-                 WHERE attrelid = 'record_search'::regclass AND attname = 'words') AS s, \
-                 (SELECT COUNT(*) FROM record_search WHERE length(words) > 0) AS n",
-            ))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(row.try_get::<String>("", "s").unwrap(), "e");
-        assert_eq!(row.try_get::<i64>("", "n").unwrap(), 2);
-        // Entries m0004's code wrote keep their write sequence (moved, not indexed again).
-        if at == 4 {
-            let rows = store
-                .connection()
-                .query_all_raw(Statement::from_string(
-                    backend,
-                    "SELECT w.doc FROM record_words w JOIN record_search s USING (record_id, doc) \
-                     ORDER BY w.doc",
-                ))
-                .await
-                .unwrap();
-            let docs: Vec<i64> = rows.iter().map(|r| r.try_get("", "doc").unwrap()).collect();
-            assert_eq!(docs, [1001, 1002]);
-        }
+        assert_eq!(row.try_get::<i64>("", "n").unwrap(), 0, "{table} dropped");
     }
+    let row = store
+        .connection()
+        .query_one_raw(Statement::from_string(
+            backend,
+            "SELECT COUNT(*) AS n FROM record_tags",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.try_get::<i64>("", "n").unwrap(), 2);
     drop(store);
 }
 
-/// The searches every upgraded database must answer: words, a tag filter, browsing order, and
-/// no match for an index token's own text.
-async fn finds_the_records(
-    store: &SeaOrmStore,
+/// The searches every upgraded database must answer once indexed: words, a tag filter,
+/// facets, and browsing order.
+fn finds_the_records(
+    index: &TantivyIndex,
     ws: uuid::Uuid,
     source: &inlet_core::source::Source,
     ot: &inlet_core::source::ObjectType,
 ) {
-    let query = |q: &str, tags: Vec<TagFilter>| SearchQuery {
+    let query = |q: &str, tags: Vec<TagFilter>| IndexQuery {
+        workspace_id: ws,
+        text: q.into(),
         source_id: Some(source.id),
         object_type_id: Some(ot.id),
         tags,
         facet_tags: vec!["color".into()],
-        ..SearchQuery::new(ws, q)
+        limit: 20,
+        ..IndexQuery::default()
     };
-    let page = store.search(&query("harbour", vec![])).await.unwrap();
-    let mut found: Vec<&str> = page
-        .records
-        .iter()
-        .map(|r| r.external_id.as_str())
-        .collect();
+    let hits = index.search(&query("harbour", vec![])).unwrap();
+    let mut found: Vec<&str> = hits.hits.iter().map(|h| h.external_id.as_str()).collect();
     found.sort();
     assert_eq!(found, ["a", "b"]);
-    assert!(page.exhaustive);
+    assert_eq!(hits.total, 2);
     assert_eq!(
-        page.facets["color"],
+        hits.facets["color"],
         [("blue".to_string(), 1), ("red".to_string(), 1)]
     );
     let red = TagFilter {
         tag: "color".into(),
         values: vec!["red".into()],
     };
-    let page = store.search(&query("harbour", vec![red])).await.unwrap();
-    assert_eq!(page.records.len(), 1);
-    assert_eq!(page.records[0].external_id, "a");
+    let hits = index.search(&query("harbour", vec![red])).unwrap();
+    assert_eq!(hits.hits.len(), 1);
+    assert_eq!(hits.hits[0].external_id, "a");
     // Browsing lists the newest write first: b was modified after a.
-    let page = store.search(&query("", vec![])).await.unwrap();
-    let order: Vec<&str> = page
-        .records
-        .iter()
-        .map(|r| r.external_id.as_str())
-        .collect();
+    let hits = index.search(&query("", vec![])).unwrap();
+    let order: Vec<&str> = hits.hits.iter().map(|h| h.external_id.as_str()).collect();
     assert_eq!(order, ["b", "a"]);
-    // Index tokens are not words: the workspace's token finds nothing.
-    let page = store
-        .search(&query(&format!("w{}", ws.simple()), vec![]))
-        .await
-        .unwrap();
-    assert!(page.records.is_empty());
 }

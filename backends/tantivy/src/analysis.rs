@@ -193,16 +193,23 @@ fn flush(run: &mut Run, out: &mut Vec<Word>, position: &mut usize) {
     run.clear();
 }
 
-/// The languages whose words are stemmed, by detection. Others are indexed unstemmed.
+/// Texts up to this many bytes whose language the detector is unsure of are taken as English.
+const SHORT_TEXT: usize = 200;
+
+/// The language a record's words are stemmed in, by detection; `None` (a detected language
+/// without a stemmer, or a long text the detector cannot place) indexes them unstemmed. A
+/// short text the detector is unsure of is taken as English, the rule queries follow
+/// ([`query_language`]): its unreliable guess from a few words ("apple apple apple pie" reads
+/// as Latin) would stem the record differently from every query that should find it.
 pub fn detect(text: &str) -> Option<Language> {
-    // A few kilobytes say what language a text is in; more only costs time.
+    // A kilobyte says what language a text is in; more only costs time.
     let mut end = text.len().min(1024);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     let info = whatlang::detect(&text[..end])?;
-    if !info.is_reliable() && text.len() > 200 {
-        return None;
+    if !info.is_reliable() {
+        return (text.len() <= SHORT_TEXT).then_some(Language::English);
     }
     to_language(info.lang())
 }
@@ -766,6 +773,8 @@ mod tests {
             Some(Language::German)
         );
         assert_eq!(query_language("zzz"), Language::English);
+        // A few words the detector cannot place are stemmed as queries are: in English.
+        assert_eq!(detect("apple apple apple pie"), Some(Language::English));
     }
 
     #[test]

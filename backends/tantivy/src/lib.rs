@@ -479,10 +479,17 @@ fn tiebreak(record_id: Uuid) -> u64 {
     u64::MAX - record_id.as_u64_pair().0
 }
 
-/// A score rounded to a thousandth: differences below that (BM25 statistics still counting a
-/// replaced document until its segment is merged, which differs between replicas) are ties.
+/// Mantissa bits of a score dropped before comparing: 13 of 23 leave a relative precision of
+/// about a thousandth.
+const SCORE_BITS_DROPPED: u32 = 13;
+
+/// A score to about three significant digits: differences below that (BM25 statistics still
+/// counting a replaced document until its segment is merged, which differs between replicas)
+/// are ties. Relative, not absolute: a word in nearly every record has an idf near zero and
+/// scores of a thousandth or less, which still differ by how often the record says it.
 fn rounded(score: f32) -> i64 {
-    (f64::from(score) * 1000.0).round() as i64
+    // Non-negative floats order as their bits do.
+    i64::from(score.max(0.0).to_bits() >> SCORE_BITS_DROPPED)
 }
 
 fn encode_cursor(generation: u64, offset: u64) -> String {

@@ -308,3 +308,22 @@ fn an_interrupted_rebuild_is_not_mistaken_for_a_corrupt_index() {
     assert_eq!(reason, None);
     assert_eq!(index.applied().expect("applied"), None, "rebuild again");
 }
+
+#[test]
+fn a_word_in_every_record_still_ranks_by_frequency() {
+    // Its idf is near zero, so scores are tiny: ordering must not round them away.
+    for strong in [0u128, 300] {
+        let docs = (0..=300u128)
+            .map(|n| {
+                if n == strong {
+                    doc(n, "strong", "zeta zeta zeta")
+                } else {
+                    doc(n, "weak", "zeta and a longer text about other things")
+                }
+            })
+            .collect();
+        let hits = index_with(docs).search(&query("zeta")).unwrap();
+        assert_eq!(hits.total, 301);
+        assert_eq!(hits.hits[0].external_id, format!("doc-{strong}"));
+    }
+}

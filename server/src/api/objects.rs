@@ -204,7 +204,7 @@ async fn prepare<'a>(
     }
     let tags = tag::parse_tags(&ot, tag_headers.iter().map(|t| t.as_bytes()))?;
     for (tag_id, values) in &tags {
-        if !inlet_core::search::is_folder_tag(&ot, tag_id) {
+        if !inlet_core::folder::is_folder_tag(&ot, tag_id) {
             continue;
         }
         for value in values {

@@ -3,8 +3,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use inlet_core::{
+    folder::{self, Folder},
     index::IndexQuery,
-    search::{self, DEFAULT_LIMIT, Folder, MAX_LIMIT, MAX_QUERY_CHARS, TagFilter},
+    search::{self, DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, TagFilter},
     source::{ObjectType, Source, TagConfig, TagType},
     tag::{self, TagValue},
     time::{self, Timestamp},
@@ -232,7 +233,7 @@ async fn folders_with_counts(
         .map(|(f, n)| (f.external_id.clone(), *n))
         .collect();
     let folders: Vec<Folder> = listed.into_iter().map(|(f, _)| f).collect();
-    let rolled = search::rolled_up_counts(&folders, &own);
+    let rolled = folder::rolled_up_counts(&folders, &own);
     Ok(folders
         .into_iter()
         .map(|f| FolderOut {
@@ -373,7 +374,7 @@ impl SearchApi {
                     continue;
                 }
                 let folder_source =
-                    search::is_folder_tag(ot, &f.tag_external_id).then_some(source.id);
+                    folder::is_folder_tag(ot, &f.tag_external_id).then_some(source.id);
                 facets.push((f.name.clone(), f.tag_external_id.clone(), folder_source));
             }
         }
@@ -385,11 +386,11 @@ impl SearchApi {
         // A folder filter lists the folder and every folder below it, as its count does.
         for f in &mut filters {
             for (source, ot) in &types {
-                if search::is_folder_tag(ot, &f.tag) {
+                if folder::is_folder_tag(ot, &f.tag) {
                     let folders = trees
                         .get(&state, principal.workspace_id, source.id, &f.tag)
                         .await?;
-                    f.values = search::with_descendants(folders, &f.values);
+                    f.values = folder::with_descendants(folders, &f.values);
                 }
             }
         }

@@ -1,4 +1,5 @@
-//! Search benchmark (issue: STRUCTURED records, folders and search). Run in release:
+//! Search benchmark: a store filled through its own write path, the search index rebuilt from
+//! it, and queries through the index. Run in release:
 //!
 //! ```sh
 //! cargo run --release -p inlet-tests --bin search-bench -- sqlite 100000 50   # records, queries per kind
@@ -8,27 +9,33 @@
 //!
 //! Fills a fresh database with N records of ~2 KB generated text (a 5000-word vocabulary with a
 //! Zipf-like frequency, fixed seed) and 5 tags each, through the store's own write path (8
-//! writers; the full-text and tag indexes are written in each record's transaction), then runs
-//! queries through `RecordStore::search` — common words, two-word queries, rare words, a phrase,
-//! a tag-filtered query — each with and without facets (3 TAG facets), and prints p50/p95/max.
+//! writers), rebuilds a search index on disk from the store (as a replica with an empty index
+//! directory does: timed), and runs queries through it — common words, two-word queries, rare
+//! words, 3- and 12-word questions, a phrase, a tag-filtered query, browsing — each with and
+//! without facets (3 TAG facets), and prints p50/p95/max. (Until the SQL stores' own search was
+//! removed, the same run timed it on the same queries: docs/performance.md keeps both columns.)
+//!
+//! `INLET_BENCH_INDEX=<dir>` keeps the index in that directory, so a later run over a kept
+//! database catches up instead of rebuilding.
 //!
 //! `INLET_BENCH_KEEP=1` keeps the filled database and prints its URL; `INLET_BENCH_URL=<url>`
 //! runs the queries against such a kept database without filling it again (the bench's
 //! workspace id is fixed, so a kept database is found again).
 
-use std::{sync::Arc, time::Instant};
+use std::{collections::BTreeMap, sync::Arc, time::Instant};
 
 use inlet_core::{
     RecordStore,
+    index::{IndexQuery, SearchIndex, catch_up, rebuild},
     record::{Extraction, RecordKey, RecordWrite, Scope},
-    search::{SearchQuery, TagFilter},
+    search::TagFilter,
 };
+use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
     bench::{database, percentile},
-    corpus::{source, tags, text, word},
+    corpus::{pick, source, tags, text, word},
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use sea_orm::ConnectionTrait;
 
 const WRITERS: usize = 8;
 /// Untimed queries per kind before the timed ones.
@@ -64,14 +71,49 @@ async fn main() {
     if cleanup.is_some() {
         fill(&store, &label, n).await;
     }
-    // Fresh statistics, as autovacuum (PostgreSQL) would have them a minute after a bulk load.
-    if let Some(db) = stores_connection(&url).await {
-        let t = Instant::now();
-        db.execute_unprepared("ANALYZE").await.expect("analyze");
-        println!("ANALYZE: {:.1} s\n", t.elapsed().as_secs_f64());
-        let _ = db.close().await;
+    // `INLET_BENCH_INDEX=<dir>` keeps the index there: a later run over the kept database
+    // catches up instead of rebuilding.
+    let temp = tempfile::tempdir().expect("index dir");
+    let dir = std::env::var_os("INLET_BENCH_INDEX")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| temp.path().to_path_buf());
+    let (index, _) = TantivyIndex::open(&dir).expect("open index");
+    let t = Instant::now();
+    if index.applied().expect("applied").is_some() {
+        let progress = catch_up(&*store, &index).await.expect("catch up");
+        println!(
+            "kept index caught up: {} changes in {:.1} s\n",
+            progress.changes,
+            t.elapsed().as_secs_f64()
+        );
+    } else {
+        let mut last_report = Instant::now();
+        let records = rebuild(&*store, &index, &mut |done| {
+            if last_report.elapsed().as_secs() >= 30 {
+                last_report = Instant::now();
+                eprintln!(
+                    "  rebuilding: {done} records, {:.0} s",
+                    t.elapsed().as_secs_f64()
+                );
+            }
+        })
+        .await
+        .expect("rebuild");
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "index rebuilt from {label}: {records} records in {secs:.1} s = {:.0} records/s; \
+             index {:.1} MB on disk\n",
+            records as f64 / secs,
+            index.size_bytes() as f64 / 1e6
+        );
     }
-    run_queries(&store, ws, queries).await;
+    let index = Arc::new(index);
+    let indexed = run_queries(&kinds(), queries, |q| {
+        let index = index.clone();
+        async move { index.search(&q.index(ws)).expect("search").total }
+    })
+    .await;
+    print_table(&indexed, queries);
     drop(store);
     if keep {
         println!("\nkept: INLET_BENCH_URL='{url}'");
@@ -140,10 +182,43 @@ async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
     );
 }
 
-/// Runs `queries` queries of each kind, without and with facets, and prints the table.
-async fn run_queries(store: &Arc<dyn RecordStore>, ws: uuid::Uuid, queries: usize) {
-    let mut rng = StdRng::seed_from_u64(99);
-    let kinds: Vec<(&str, QueryMaker)> = vec![
+/// One query of the bench, for either engine.
+struct Query {
+    text: String,
+    tags: Vec<TagFilter>,
+    facets: bool,
+}
+
+const FACETS: [&str; 3] = ["color", "team", "status"];
+
+impl Query {
+    fn facet_tags(&self) -> Vec<String> {
+        if self.facets {
+            FACETS.iter().map(|f| f.to_string()).collect()
+        } else {
+            vec![]
+        }
+    }
+
+    fn index(&self, ws: uuid::Uuid) -> IndexQuery {
+        IndexQuery {
+            workspace_id: ws,
+            text: self.text.clone(),
+            tags: self.tags.clone(),
+            limit: 20,
+            facet_tags: self.facet_tags(),
+            ..IndexQuery::default()
+        }
+    }
+}
+
+fn words(r: &mut StdRng, n: usize) -> String {
+    (0..n).map(|_| word(pick(r))).collect::<Vec<_>>().join(" ")
+}
+
+/// The kinds of query, each with how to make one.
+fn kinds() -> Vec<(&'static str, QueryMaker)> {
+    vec![
         (
             "common word",
             Box::new(|r: &mut StdRng| (word(r.random_range(0..5)), vec![])),
@@ -164,6 +239,11 @@ async fn run_queries(store: &Arc<dyn RecordStore>, ws: uuid::Uuid, queries: usiz
         (
             "rare word",
             Box::new(|r: &mut StdRng| (word(r.random_range(2000..5000)), vec![])),
+        ),
+        ("3 words", Box::new(|r: &mut StdRng| (words(r, 3), vec![]))),
+        (
+            "12 words",
+            Box::new(|r: &mut StdRng| (words(r, 12), vec![])),
         ),
         (
             "phrase",
@@ -190,46 +270,69 @@ async fn run_queries(store: &Arc<dyn RecordStore>, ws: uuid::Uuid, queries: usiz
                 )
             }),
         ),
-        (
-            "no words (browse)",
-            Box::new(|_: &mut StdRng| (String::new(), vec![])),
-        ),
-    ];
-    println!("| query | facets | p50 ms | p95 ms | max ms | mean hits |");
-    println!("|---|---|---|---|---|---|");
-    for (name, make) in &kinds {
+        ("browse", Box::new(|_: &mut StdRng| (String::new(), vec![]))),
+    ]
+}
+
+/// Per (kind, facets): p50, p95, max (ms) and the mean `total`.
+type Results = BTreeMap<(usize, bool), (f64, f64, f64, u64)>;
+
+/// Runs `queries` queries of each kind, without and with facets, through `search` (which
+/// answers the total). The queries are the same in every run (a fixed seed).
+async fn run_queries<F, Fut>(
+    kinds: &[(&'static str, QueryMaker)],
+    queries: usize,
+    search: F,
+) -> Results
+where
+    F: Fn(Query) -> Fut,
+    Fut: std::future::Future<Output = u64>,
+{
+    let mut rng = StdRng::seed_from_u64(99);
+    let mut results = Results::new();
+    for (k, (_, make)) in kinds.iter().enumerate() {
         for facets in [false, true] {
             let mut times = Vec::with_capacity(queries);
             let mut hits = 0u64;
             // The first WARMUP queries of each kind are run but not timed (caches warm up as
             // they would on a serving instance).
             for i in 0..WARMUP + queries {
-                let (q, tags) = make(&mut rng);
-                let query = SearchQuery {
-                    tags,
-                    facet_tags: if facets {
-                        vec!["color".into(), "team".into(), "status".into()]
-                    } else {
-                        vec![]
-                    },
-                    ..SearchQuery::new(ws, &q)
-                };
+                let (text, tags) = make(&mut rng);
+                let query = Query { text, tags, facets };
                 let t = Instant::now();
-                let page = store.search(&query).await.expect("search");
+                let total = search(query).await;
                 if i < WARMUP {
                     continue;
                 }
                 times.push(t.elapsed().as_secs_f64() * 1000.0);
-                hits += page.total;
+                hits += total;
             }
             times.sort_by(f64::total_cmp);
+            results.insert(
+                (k, facets),
+                (
+                    percentile(&times, 0.5),
+                    percentile(&times, 0.95),
+                    times[times.len() - 1],
+                    hits / queries as u64,
+                ),
+            );
+        }
+    }
+    results
+}
+
+/// Prints the results.
+fn print_table(index: &Results, queries: usize) {
+    println!("{queries} timed queries per row, through the search index (every match, ranked)\n");
+    println!("| query | facets | p50 ms | p95 ms | max ms | mean total |");
+    println!("|---|---|---|---|---|---|");
+    for (k, (name, _)) in kinds().iter().enumerate() {
+        for facets in [false, true] {
+            let (p50, p95, max, total) = index[&(k, facets)];
             println!(
-                "| {name} | {} | {:.1} | {:.1} | {:.1} | {} |",
+                "| {name} | {} | {p50:.1} | {p95:.1} | {max:.1} | {total} |",
                 if facets { "3" } else { "–" },
-                percentile(&times, 0.5),
-                percentile(&times, 0.95),
-                times[times.len() - 1],
-                hits / queries as u64
             );
         }
     }

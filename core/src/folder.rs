@@ -1,0 +1,158 @@
+//! Folder trees of HIERARCHICAL tags (DESIGN 6): the folder model and the pure rules every
+//! store and the search filters share — cycles, counts that roll up, a folder with the folders
+//! below it.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::source::{ObjectType, TagType};
+
+/// A folder of a HIERARCHICAL tag (DESIGN 6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Folder {
+    /// The caller's id; records carry it as the tag value.
+    pub external_id: String,
+    /// Display name.
+    pub name: String,
+    /// The parent folder; `None` for a root.
+    pub parent_external_id: Option<String>,
+}
+
+/// Whether making `parent` the parent of `id` would close a cycle in `folders`.
+pub fn would_cycle(folders: &[Folder], id: &str, parent: Option<&str>) -> bool {
+    let by_id: HashMap<&str, Option<&str>> = folders
+        .iter()
+        .map(|f| (f.external_id.as_str(), f.parent_external_id.as_deref()))
+        .collect();
+    let mut at = parent;
+    let mut steps = 0;
+    while let Some(p) = at {
+        if p == id || steps > folders.len() {
+            return true;
+        }
+        at = by_id.get(p).copied().flatten();
+        steps += 1;
+    }
+    false
+}
+
+/// Record counts that roll up: each folder's own count plus all its descendants'.
+pub fn rolled_up_counts(folders: &[Folder], own: &HashMap<String, u64>) -> HashMap<String, u64> {
+    let mut total: HashMap<String, u64> = HashMap::new();
+    for f in folders {
+        let n = own.get(&f.external_id).copied().unwrap_or(0);
+        if n == 0 {
+            continue;
+        }
+        // Add to the folder and every ancestor (guarding against damaged cycles).
+        let mut at = Some(f.external_id.as_str());
+        let mut steps = 0;
+        while let Some(id) = at {
+            *total.entry(id.to_string()).or_default() += n;
+            at = folders
+                .iter()
+                .find(|x| x.external_id == id)
+                .and_then(|x| x.parent_external_id.as_deref());
+            steps += 1;
+            if steps > folders.len() {
+                break;
+            }
+        }
+    }
+    total
+}
+
+/// `values` and the externalIds of every folder below them (a folder filter includes its
+/// subfolders, as folder counts roll up).
+pub fn with_descendants(folders: &[Folder], values: &[String]) -> Vec<String> {
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in folders {
+        if let Some(p) = f.parent_external_id.as_deref() {
+            children.entry(p).or_default().push(&f.external_id);
+        }
+    }
+    let mut out: Vec<String> = values.to_vec();
+    let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
+    let mut i = 0;
+    while i < out.len() {
+        let kids: Vec<String> = children
+            .get(out[i].as_str())
+            .map(|k| k.iter().map(|s| s.to_string()).collect())
+            .unwrap_or_default();
+        for k in kids {
+            if seen.insert(k.clone()) {
+                out.push(k);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether a tag config is a folder tree.
+pub fn is_folder_tag(object_type: &ObjectType, tag: &str) -> bool {
+    object_type
+        .tag_config(tag)
+        .is_some_and(|t| t.tag_type == TagType::Hierarchical)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder(id: &str, parent: Option<&str>) -> Folder {
+        Folder {
+            external_id: id.into(),
+            name: id.to_uppercase(),
+            parent_external_id: parent.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn cycles_are_detected() {
+        let fs = [
+            folder("a", None),
+            folder("b", Some("a")),
+            folder("c", Some("b")),
+        ];
+        assert!(would_cycle(&fs, "a", Some("c")));
+        assert!(would_cycle(&fs, "a", Some("a")));
+        assert!(!would_cycle(&fs, "c", Some("a")));
+        assert!(!would_cycle(&fs, "d", Some("c")));
+        assert!(!would_cycle(&fs, "a", None));
+    }
+
+    #[test]
+    fn counts_roll_up_to_ancestors() {
+        let fs = [
+            folder("a", None),
+            folder("b", Some("a")),
+            folder("c", Some("b")),
+            folder("x", None),
+        ];
+        let own: HashMap<String, u64> = [("a".into(), 1), ("b".into(), 2), ("c".into(), 4)].into();
+        let total = rolled_up_counts(&fs, &own);
+        assert_eq!(total["a"], 7);
+        assert_eq!(total["b"], 6);
+        assert_eq!(total["c"], 4);
+        assert!(!total.contains_key("x"));
+    }
+
+    #[test]
+    fn a_folder_filter_reaches_every_folder_below() {
+        let fs = [
+            folder("a", None),
+            folder("b", Some("a")),
+            folder("c", Some("b")),
+            folder("x", None),
+        ];
+        assert_eq!(with_descendants(&fs, &["b".into()]), ["b", "c"]);
+        assert_eq!(
+            with_descendants(&fs, &["a".into(), "c".into()]),
+            ["a", "c", "b"]
+        );
+        assert_eq!(with_descendants(&fs, &["x".into()]), ["x"]);
+    }
+}
