@@ -1,14 +1,22 @@
-//! Exact facet counts over every match (DESIGN 7), read from a string fast field holding each
-//! record's `tag` + [`SEPARATOR`] + `value` entries. A segment's dictionary is sorted, so one
-//! tag's values are one range of term ordinals: counting is an array increment per value of
-//! each match, and ordinals become strings once per segment, only for values that occurred.
+//! Exact facet counts over every match (DESIGN 7), two ways per segment, by how many of its
+//! documents matched:
+//!
+//! - **Few matches**: from a string fast field holding each record's `tag` + [`SEPARATOR`] +
+//!   `value` entries. A segment's dictionary is sorted, so one tag's values are one range of
+//!   term ordinals: counting is an array increment per value of each match, and ordinals become
+//!   strings once per segment, only for values that occurred.
+//! - **Many matches** (more than 1 in [`DENSE_MATCHES`] of the segment): from the inverted
+//!   index of the facet field (`tag\0value` terms). Each value's posting list is decoded in
+//!   blocks and tested against a bitset of the matches: reading a column per match costs two
+//!   random reads each, a posting list a few nanoseconds per entry.
 
 use std::collections::{BTreeMap, HashMap};
 
 use tantivy::{
-    DocId, Score, SegmentOrdinal, SegmentReader,
+    BitSet, DocId, DocSet, Score, SegmentOrdinal, SegmentReader, TERMINATED,
     collector::{Collector, SegmentCollector},
     columnar::{StrColumn, TermOrdHit},
+    schema::{Field, IndexRecordOption},
 };
 
 /// Between a tag's externalId and its value in the fast field (no externalId holds it: the
@@ -24,9 +32,15 @@ pub fn entry(tag: &str, value: &str) -> String {
 pub struct TagCounts {
     /// The fast field.
     pub field: String,
+    /// The facet field holding the same values as `tag\0value` terms.
+    pub facet_field: Field,
     /// Tags whose values are counted.
     pub tags: Vec<String>,
 }
+
+/// A segment is counted from posting lists when more than one in this many of its documents
+/// matched.
+pub const DENSE_MATCHES: u32 = 16;
 
 /// Value ordinals spanned by one segment's counting array beyond which a map is used instead.
 const MAX_DENSE: u64 = 1 << 18;
@@ -46,6 +60,11 @@ pub struct SegmentCounts {
     dense: Vec<u32>,
     sparse: HashMap<u64, u32>,
     tags: Vec<String>,
+    /// The matching documents, in order.
+    matches: Vec<DocId>,
+    max_doc: DocId,
+    /// The facet field's terms and postings.
+    inverted: Option<std::sync::Arc<tantivy::InvertedIndexReader>>,
 }
 
 fn ordinal(hit: TermOrdHit) -> u64 {
@@ -87,12 +106,20 @@ impl Collector for TagCounts {
         } else {
             Vec::new()
         };
+        let inverted = if self.tags.is_empty() {
+            None
+        } else {
+            Some(reader.inverted_index(self.facet_field)?)
+        };
         Ok(SegmentCounts {
             column,
             spans,
             dense,
             sparse: HashMap::new(),
             tags: self.tags.clone(),
+            matches: Vec::new(),
+            max_doc: reader.max_doc(),
+            inverted,
         })
     }
 
@@ -121,6 +148,36 @@ impl SegmentCollector for SegmentCounts {
     type Fruit = BTreeMap<String, HashMap<String, u64>>;
 
     fn collect(&mut self, doc: DocId, _score: Score) {
+        if !self.tags.is_empty() {
+            self.matches.push(doc);
+        }
+    }
+
+    fn collect_block(&mut self, docs: &[DocId]) {
+        if !self.tags.is_empty() {
+            self.matches.extend_from_slice(docs);
+        }
+    }
+
+    fn harvest(mut self) -> Self::Fruit {
+        if self.tags.is_empty() || self.matches.is_empty() {
+            return BTreeMap::new();
+        }
+        let dense = self.matches.len() as u64 * u64::from(DENSE_MATCHES) > u64::from(self.max_doc);
+        if dense && let Some(inverted) = self.inverted.take() {
+            return self.by_postings(&inverted);
+        }
+        let matches = std::mem::take(&mut self.matches);
+        for doc in matches {
+            self.count_doc(doc);
+        }
+        self.by_column()
+    }
+}
+
+impl SegmentCounts {
+    /// Counts one matching document's values from the fast field.
+    fn count_doc(&mut self, doc: DocId) {
         let Some(column) = &self.column else {
             return;
         };
@@ -135,8 +192,64 @@ impl SegmentCollector for SegmentCounts {
         }
     }
 
-    fn harvest(self) -> Self::Fruit {
-        let mut out: Self::Fruit = BTreeMap::new();
+    /// Counts every value of the tags by its posting list, against a bitset of the matches.
+    fn by_postings(
+        &self,
+        inverted: &tantivy::InvertedIndexReader,
+    ) -> BTreeMap<String, HashMap<String, u64>> {
+        let mut matched = BitSet::with_max_value(self.max_doc.max(1));
+        for &doc in &self.matches {
+            matched.insert(doc);
+        }
+        let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
+        let mut buffer = [0 as DocId; tantivy::COLLECT_BLOCK_BUFFER_LEN];
+        for tag in &self.tags {
+            // A facet term is `tag\0value`; `tag\x01` is past every value of the tag.
+            let from = format!("{tag}\u{0}");
+            let to = format!("{tag}\u{1}");
+            let Ok(mut stream) = inverted
+                .terms()
+                .range()
+                .ge(from.as_bytes())
+                .lt(to.as_bytes())
+                .into_stream()
+            else {
+                continue;
+            };
+            while stream.advance() {
+                let Ok(value) = std::str::from_utf8(&stream.key()[from.len()..]) else {
+                    continue;
+                };
+                let Ok(mut postings) =
+                    inverted.read_postings_from_terminfo(stream.value(), IndexRecordOption::Basic)
+                else {
+                    continue;
+                };
+                let mut n = 0u64;
+                loop {
+                    let filled = postings.fill_buffer(&mut buffer);
+                    n += buffer[..filled]
+                        .iter()
+                        .filter(|&&doc| matched.contains(doc))
+                        .count() as u64;
+                    if filled < buffer.len() || postings.doc() == TERMINATED {
+                        break;
+                    }
+                }
+                if n > 0 {
+                    *out.entry(tag.clone())
+                        .or_default()
+                        .entry(value.to_string())
+                        .or_default() += n;
+                }
+            }
+        }
+        out
+    }
+
+    /// The counts gathered by [`Self::count_doc`], as strings.
+    fn by_column(self) -> BTreeMap<String, HashMap<String, u64>> {
+        let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
         let Some(column) = &self.column else {
             return out;
         };

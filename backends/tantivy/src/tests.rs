@@ -196,6 +196,65 @@ fn tag_filters_and_exact_facets() {
 }
 
 #[test]
+fn facets_count_the_same_for_few_and_many_matches() {
+    // Many matches are counted from posting lists, few from the fast field
+    // (facets::DENSE_MATCHES): both ways give the same counts, and deleted documents count
+    // in neither.
+    let mut docs = Vec::new();
+    for n in 0..200u128 {
+        let team = format!("team-{}", n % 4);
+        let words = if n < 5 { "rare common" } else { "common" };
+        let d = tagged(doc(n, "x.txt", words), "team", &[&team]);
+        docs.push(tagged(
+            d,
+            "color",
+            &[if n % 2 == 0 { "red" } else { "blue" }],
+        ));
+    }
+    let index = index_with(docs);
+    index
+        .apply(IndexBatch {
+            upserts: vec![],
+            deletes: vec![Uuid::from_u128(1000), Uuid::from_u128(1004)],
+            position: Some(2),
+            deleted_sources: vec![],
+        })
+        .expect("delete");
+    let facets = |text: &str| {
+        let mut q = query(text);
+        q.facet_tags = vec!["team".into(), "color".into()];
+        index.search(&q).expect("search").facets
+    };
+    let few = facets("rare");
+    assert_eq!(
+        few["team"],
+        vec![
+            ("team-1".to_string(), 1),
+            ("team-2".to_string(), 1),
+            ("team-3".to_string(), 1)
+        ]
+    );
+    assert_eq!(
+        few["color"],
+        vec![("blue".to_string(), 2), ("red".to_string(), 1)]
+    );
+    let many = facets("common");
+    assert_eq!(
+        many["team"],
+        vec![
+            ("team-1".to_string(), 50),
+            ("team-2".to_string(), 50),
+            ("team-3".to_string(), 50),
+            ("team-0".to_string(), 48)
+        ]
+    );
+    assert_eq!(
+        many["color"],
+        vec![("blue".to_string(), 100), ("red".to_string(), 98)]
+    );
+}
+
+#[test]
 fn date_filters_and_browse_newest_first() {
     let index = index_with((1..=5).map(|n| doc(n, "x.txt", "text")).collect());
     let mut q = query("");
