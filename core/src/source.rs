@@ -140,15 +140,15 @@ pub struct Templates {
 }
 
 impl Templates {
-    fn all(&self) -> impl Iterator<Item = &str> {
+    /// Each template set, with its name as the API spells it.
+    fn all(&self) -> impl Iterator<Item = (&'static str, &str)> {
         [
-            &self.title_template,
-            &self.external_url_template,
-            &self.search_template,
+            ("titleTemplate", &self.title_template),
+            ("externalUrlTemplate", &self.external_url_template),
+            ("searchTemplate", &self.search_template),
         ]
         .into_iter()
-        .flatten()
-        .map(String::as_str)
+        .filter_map(|(what, t)| t.as_deref().map(|t| (what, t)))
     }
 }
 
@@ -530,8 +530,8 @@ impl NewObjectType {
                 }
                 let names: Vec<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
                 if let Some(t) = &self.templates {
-                    for template in t.all() {
-                        template::validate(template, &names)?;
+                    for (what, template) in t.all() {
+                        template::validate(what, template, &names)?;
                     }
                 }
                 self.fields

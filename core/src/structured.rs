@@ -97,14 +97,28 @@ pub fn build(object_type: &ObjectType, record: &Value) -> Result<Built> {
             .and_then(value_text)
     };
     let templates = object_type.templates.clone().unwrap_or_default();
-    let render = |t: &Option<String>| {
+    let render = |what: &str, t: &Option<String>, max: usize| {
         t.as_deref()
-            .map(|t| template::render(t, lookup))
+            .map(|t| template::render(what, t, max, lookup))
             .transpose()
     };
-    let title = render(&templates.title_template)?.unwrap_or_default();
-    let url = render(&templates.external_url_template)?.filter(|u| !u.is_empty());
-    let content = match render(&templates.search_template)? {
+    let title = render(
+        "titleTemplate",
+        &templates.title_template,
+        template::MAX_TITLE_BYTES,
+    )?
+    .unwrap_or_default();
+    let url = render(
+        "externalUrlTemplate",
+        &templates.external_url_template,
+        template::MAX_URL_BYTES,
+    )?
+    .filter(|u| !u.is_empty());
+    let content = match render(
+        "searchTemplate",
+        &templates.search_template,
+        template::MAX_SEARCH_TEXT_BYTES,
+    )? {
         Some(c) => c,
         None => object_type
             .fields

@@ -1,6 +1,22 @@
 //! Templates of STRUCTURED object types: `${f_name}` (required field) and `${f_name!}` (optional).
+//!
+//! Bounded by construction (docs/security.md): a template is at most [`MAX_TEMPLATE_CHARS`]
+//! long with at most [`MAX_PLACEHOLDERS`] references, checked when the object type is defined,
+//! and rendering stops with an error before its output passes the caller's limit, so a
+//! template repeating a large field cannot build a huge record in memory.
 
 use crate::{Error, Result};
+
+/// Longest template, in characters.
+pub const MAX_TEMPLATE_CHARS: usize = 10_000;
+/// Most field references in one template.
+pub const MAX_PLACEHOLDERS: usize = 100;
+/// Longest rendered title, in bytes.
+pub const MAX_TITLE_BYTES: usize = 4_096;
+/// Longest rendered URL, in bytes.
+pub const MAX_URL_BYTES: usize = 8_192;
+/// Longest rendered searchable text, in bytes (extracted file text keeps 1,000,000 characters).
+pub const MAX_SEARCH_TEXT_BYTES: usize = 4_000_000;
 
 /// One piece of a parsed template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,29 +67,68 @@ pub fn parse(template: &str) -> Result<Vec<Piece<'_>>> {
     Ok(pieces)
 }
 
-/// Checks that a template parses and names only declared fields.
-pub fn validate(template: &str, declared: &[&str]) -> Result<()> {
-    for piece in parse(template)? {
+/// Checks that a template is within the limits, parses, and names only declared fields. `what`
+/// names the template in errors (`searchTemplate`).
+pub fn validate(what: &str, template: &str, declared: &[&str]) -> Result<()> {
+    let chars = template.chars().count();
+    if chars > MAX_TEMPLATE_CHARS {
+        return Err(Error::invalid(format!(
+            "{what} is {chars} characters long; at most {MAX_TEMPLATE_CHARS} are allowed"
+        )));
+    }
+    let pieces = parse(template)?;
+    let references = pieces
+        .iter()
+        .filter(|p| matches!(p, Piece::Field { .. }))
+        .count();
+    if references > MAX_PLACEHOLDERS {
+        return Err(Error::invalid(format!(
+            "{what} references fields {references} times; at most {MAX_PLACEHOLDERS} references are allowed"
+        )));
+    }
+    for piece in pieces {
         if let Piece::Field { name, .. } = piece
             && !declared.contains(&name)
         {
             return Err(Error::invalid(format!(
-                "template '{template}' names field '{name}', which the object type does not declare"
+                "{what} '{template}' names field '{name}', which the object type does not declare"
             )));
         }
     }
     Ok(())
 }
 
-/// Renders a template, looking field values up with `value`; a missing required field is an error
-/// naming it.
-pub fn render(template: &str, value: impl Fn(&str) -> Option<String>) -> Result<String> {
+/// Renders a template, looking field values up with `value`; a missing required field is an
+/// error naming it, and so is output that would pass `max_bytes` (`what` names the template):
+/// rendering stops before building it.
+pub fn render(
+    what: &str,
+    template: &str,
+    max_bytes: usize,
+    value: impl Fn(&str) -> Option<String>,
+) -> Result<String> {
     let mut out = String::new();
+    let too_long = || {
+        Error::invalid(format!(
+            "{what} renders more than {max_bytes} bytes for this record; shorten the fields it \
+             references or the template"
+        ))
+    };
     for piece in parse(template)? {
         match piece {
-            Piece::Text(t) => out.push_str(t),
+            Piece::Text(t) => {
+                if out.len() + t.len() > max_bytes {
+                    return Err(too_long());
+                }
+                out.push_str(t);
+            }
             Piece::Field { name, optional } => match value(name) {
-                Some(v) => out.push_str(&v),
+                Some(v) => {
+                    if out.len() + v.len() > max_bytes {
+                        return Err(too_long());
+                    }
+                    out.push_str(&v);
+                }
                 None if optional => {}
                 None => {
                     return Err(Error::invalid(format!(
@@ -121,16 +176,51 @@ mod tests {
 
     #[test]
     fn validate_names_undeclared_field() {
-        assert!(validate("${f_a} ${f_b!}", &["a", "b"]).is_ok());
-        let err = validate("${f_a} ${f_c}", &["a", "b"]).unwrap_err();
+        assert!(validate("t", "${f_a} ${f_b!}", &["a", "b"]).is_ok());
+        let err = validate("searchTemplate", "${f_a} ${f_c}", &["a", "b"]).unwrap_err();
         assert!(err.to_string().contains("'c'"), "{err}");
+        assert!(err.to_string().starts_with("searchTemplate"), "{err}");
+    }
+
+    #[test]
+    fn validate_bounds_length_and_references() {
+        let at_limit = "${f_a}".repeat(MAX_PLACEHOLDERS);
+        assert!(validate("t", &at_limit, &["a"]).is_ok());
+        let err = validate("searchTemplate", &format!("{at_limit}${{f_a}}"), &["a"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "searchTemplate references fields 101 times; at most 100 references are allowed"
+        );
+        let long = "x".repeat(MAX_TEMPLATE_CHARS + 1);
+        let err = validate("titleTemplate", &long, &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "titleTemplate is 10001 characters long; at most 10000 are allowed"
+        );
     }
 
     #[test]
     fn render_fills_fields_and_names_missing_required_one() {
         let lookup = |n: &str| (n == "a").then(|| "A".to_string());
-        assert_eq!(render("x${f_a}y${f_b!}z", lookup).unwrap(), "xAyz");
-        let err = render("${f_b}", lookup).unwrap_err();
+        assert_eq!(
+            render("t", "x${f_a}y${f_b!}z", 100, lookup).unwrap(),
+            "xAyz"
+        );
+        let err = render("t", "${f_b}", 100, lookup).unwrap_err();
         assert!(err.to_string().contains("'b'"), "{err}");
+    }
+
+    #[test]
+    fn render_stops_before_passing_its_limit() {
+        let big = |_: &str| Some("x".repeat(1000));
+        assert_eq!(render("t", "${f_a}${f_a}", 2000, big).unwrap().len(), 2000);
+        let err = render("searchTemplate", "${f_a}${f_a}${f_a}", 2000, big).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("searchTemplate renders more than 2000 bytes"),
+            "{err}"
+        );
+        let err = render("titleTemplate", "${f_a}and more text", 1005, big).unwrap_err();
+        assert!(err.to_string().starts_with("titleTemplate"), "{err}");
     }
 }

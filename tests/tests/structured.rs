@@ -205,3 +205,69 @@ async fn attached_file_text_lands_at_the_field_before_templates_run() {
         .unwrap();
     expect_problem(resp, 400).await;
 }
+
+/// A template is bounded when it is defined (length, references) and while it renders: the
+/// template bomb of the abuse review (one field repeated thousands of times over a large push)
+/// is refused without building the record (docs/security.md).
+#[tokio::test]
+async fn template_bombs_are_refused_and_rendering_is_bounded() {
+    let s = TestServer::start().await;
+    let with_search = |template: String| {
+        let mut source = tickets_source(None);
+        source["config"]["specification"]["application"]["objectTypes"][0]["templates"]["searchTemplate"] =
+            json!(template);
+        source
+    };
+    let resp = s
+        .req(Method::POST, "/sources")
+        .json(&with_search("${f_body!}".repeat(150)))
+        .send()
+        .await
+        .unwrap();
+    let detail = expect_problem(resp, 400).await;
+    assert!(
+        detail.contains("searchTemplate references fields 150 times; at most 100"),
+        "{detail}"
+    );
+    let resp = s
+        .req(Method::POST, "/sources")
+        .json(&with_search("${f_body!}".repeat(3000)))
+        .send()
+        .await
+        .unwrap();
+    let detail = expect_problem(resp, 400).await;
+    assert!(
+        detail.contains("searchTemplate is 30000 characters long; at most 10000"),
+        "{detail}"
+    );
+
+    // 100 references to a 100 KB field would render 10 MB: refused, nothing stored.
+    let p = SourcePaths::of(
+        &s.create_source(with_search("${f_body!} ".repeat(100)))
+            .await,
+        0,
+    );
+    let big = "word ".repeat(20_000);
+    let body = json!({"id": 1, "title": "Bomb", "detail": {"body": big}});
+    let detail = expect_problem(push(&s, &p, "bomb", &[], body).await, 400).await;
+    assert!(
+        detail.starts_with("searchTemplate renders more than 4000000 bytes"),
+        "{detail}"
+    );
+    let resp = s
+        .req(Method::GET, &format!("{}/metadata", p.object("bomb")))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(resp, 404).await;
+    // The title has its own, smaller bound.
+    let body = json!({"id": 2, "title": "t".repeat(5000), "detail": {"body": "small"}});
+    let detail = expect_problem(push(&s, &p, "long-title", &[], body).await, 400).await;
+    assert!(
+        detail.starts_with("titleTemplate renders more than 4096 bytes"),
+        "{detail}"
+    );
+    // Within the bounds the push is stored.
+    let body = json!({"id": 3, "title": "Fine", "detail": {"body": "small"}});
+    assert_eq!(push(&s, &p, "fine", &[], body).await.status(), 201);
+}

@@ -143,17 +143,18 @@ pub struct FacetInput {
     pub allow_multiple_values: bool,
 }
 
-/// Templates of a STRUCTURED object type.
+/// Templates of a STRUCTURED object type. Each is at most 10,000 characters with at most 100
+/// field references (400 naming the template beyond).
 #[derive(Debug, Clone, Object)]
 #[oai(rename_all = "camelCase")]
 pub struct Templates {
-    /// Builds the title, e.g. `${f_title}`.
+    /// Builds the title, e.g. `${f_title}`; renders at most 4,096 bytes (a push beyond is 400).
     #[oai(skip_serializing_if_is_none)]
     pub title_template: Option<String>,
-    /// Builds the url.
+    /// Builds the url; renders at most 8,192 bytes.
     #[oai(skip_serializing_if_is_none)]
     pub external_url_template: Option<String>,
-    /// Builds the searchable text.
+    /// Builds the searchable text; renders at most 4,000,000 bytes.
     #[oai(skip_serializing_if_is_none)]
     pub search_template: Option<String>,
 }
