@@ -177,9 +177,25 @@ pub fn check_checksum(field: &str, value: &str) -> Result<()> {
     check_line(field, value, MAX_ID_BYTES)
 }
 
-/// Checks a record url.
+/// Checks a record url: a line of at most [`MAX_URL_BYTES`] that is an `http` or `https` link
+/// (a `javascript:` or `data:` url shown as a link would run in the reader's browser).
 pub fn check_url(field: &str, value: &str) -> Result<()> {
-    check_line(field, value, MAX_URL_BYTES)
+    check_line(field, value, MAX_URL_BYTES)?;
+    if !is_web_url(value) {
+        return Err(Error::invalid(format!(
+            "{field} must be an http:// or https:// URL"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `value` is an `http` or `https` URL: the scheme compared case-insensitively, after
+/// trimming surrounding whitespace.
+pub fn is_web_url(value: &str) -> bool {
+    let v = value.trim().as_bytes();
+    let starts =
+        |scheme: &[u8]| v.len() > scheme.len() && v[..scheme.len()].eq_ignore_ascii_case(scheme);
+    starts(b"http://") || starts(b"https://")
 }
 
 /// Checks a record's tags: text values are lines of at most [`MAX_ID_BYTES`].

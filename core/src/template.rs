@@ -86,6 +86,17 @@ pub fn validate(what: &str, template: &str, declared: &[&str]) -> Result<()> {
             "{what} references fields {references} times; at most {MAX_PLACEHOLDERS} references are allowed"
         )));
     }
+    // A URL template that names its scheme must name a web one (a template starting with a
+    // field is checked when it renders).
+    if what == "externalUrlTemplate"
+        && let Some(Piece::Text(head)) = pieces.first()
+        && head.contains(':')
+        && !crate::input::is_web_url(template)
+    {
+        return Err(Error::invalid(format!(
+            "{what} must build an http:// or https:// URL"
+        )));
+    }
     for piece in pieces {
         if let Piece::Field { name, .. } = piece
             && !declared.contains(&name)
@@ -197,6 +208,19 @@ mod tests {
             err.to_string(),
             "titleTemplate is 10001 characters long; at most 10000 are allowed"
         );
+    }
+
+    #[test]
+    fn url_templates_that_name_a_scheme_name_a_web_one() {
+        assert!(validate("externalUrlTemplate", "HTTPS://t.test/${f_a}", &["a"]).is_ok());
+        assert!(validate("externalUrlTemplate", "${f_a}", &["a"]).is_ok());
+        let err = validate("externalUrlTemplate", "javascript:${f_a}", &["a"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "externalUrlTemplate must build an http:// or https:// URL"
+        );
+        // Other templates may hold colons.
+        assert!(validate("titleTemplate", "Ticket: ${f_a}", &["a"]).is_ok());
     }
 
     #[test]

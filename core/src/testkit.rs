@@ -649,7 +649,8 @@ impl DrawnWrite {
         let mut w = write(scope, &format!("{salt}-{}", self.external_id), None, None);
         w.title = self.title.clone();
         w.content = self.content.clone();
-        w.url = Some(self.url.clone());
+        // A url is an http(s) link; what follows the scheme is drawn.
+        w.url = Some(format!("https://x.test/{}", self.url));
         w.external_checksum = Some(self.checksum.clone());
         w.tags = Tags::from([("color".to_string(), vec![TagValue::Text(self.tag.clone())])]);
         w

@@ -92,6 +92,24 @@ async fn hostile_input_is_refused(s: TestServer) {
         "externalUrl",
     )
     .await;
+    // Links are http or https (issue 22, point 8): anything else would be shown as a link.
+    for url in [
+        "javascript:alert(1)",
+        "data:text/html,<b>x</b>",
+        "file:///etc/passwd",
+        "x.test/a",
+    ] {
+        let detail = assert_400(
+            upload(&s, &p, "u", &[("externalUrl", url)], None, ok()).await,
+            "externalUrl",
+        )
+        .await;
+        assert!(detail.contains("http:// or https://"), "{url}: {detail}");
+    }
+    for url in [" HTTPS://x.test/a", "http://x.test/b"] {
+        let resp = upload(&s, &p, "web-link", &[("externalUrl", url)], None, ok()).await;
+        assert!(resp.status().is_success(), "{url}: {}", resp.status());
+    }
 
     // The tag header: percent-encoding is strict, values are lines.
     for (tag, says) in [

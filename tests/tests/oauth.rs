@@ -109,6 +109,8 @@ async fn client_maintenance_shapes_and_rules() {
         json!({"name": "", "description": "d", "redirectUris": [REDIRECT_URI], "scopes": ["default"]}),
         json!({"name": "n", "description": "d", "redirectUris": ["not a uri"], "scopes": ["default"]}),
         json!({"name": "n", "description": "d", "redirectUris": ["https://a.test/#x"], "scopes": ["default"]}),
+        json!({"name": "n", "description": "d", "redirectUris": ["javascript:alert(1)"], "scopes": ["default"]}),
+        json!({"name": "n", "description": "d", "redirectUris": ["com.example.app:/cb"], "scopes": ["default"]}),
         json!({"name": "n", "description": "d", "redirectUris": [REDIRECT_URI], "scopes": ["write:all"]}),
         json!({"name": "n", "description": "d", "redirectUris": [], "scopes": ["default"]}),
     ] {

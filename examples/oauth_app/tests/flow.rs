@@ -24,10 +24,10 @@ struct Setup {
     client_secret: String,
 }
 
-async fn upload(server: &TestServer, object: &str, name: &str, text: &str, url: &str) {
+async fn upload(server: &TestServer, object: &str, name: &str, text: &str, url: Option<&str>) {
     let resp = server
         .req(Method::PUT, &format!("{object}/file"))
-        .query(&[("externalUrl", url)])
+        .query(&url.map(|u| [("externalUrl", u)]).unwrap_or_default())
         .multipart(file_form(name, text.to_string()))
         .send()
         .await
@@ -43,15 +43,25 @@ async fn start() -> Setup {
         &paths.object("q1-report"),
         "O'Brien's Q1 report.txt",
         "Quarterly numbers for the north region.",
-        LINK,
+        Some(LINK),
     )
     .await;
+    // Inlet refuses a javascript: url (docs/security.md, "Links are links"); the app shows a
+    // record without a web link as plain text.
+    let refused = server
+        .req(Method::PUT, &format!("{}/file", paths.object("evil")))
+        .query(&[("externalUrl", "javascript:alert(1)")])
+        .multipart(file_form("evil.txt", "Nothing to see here.".to_string()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
     upload(
         &server,
         &paths.object("evil"),
         "evil.txt",
         "Nothing to see here.",
-        "javascript:alert(1)",
+        None,
     )
     .await;
     // The app lists records through search, which trails writes by up to a second.
@@ -317,7 +327,7 @@ async fn sign_in_then_records_are_listed_escaped() {
     assert!(!page.contains(TITLE), "the title is HTML-escaped");
     assert!(
         page.contains("<li>evil.txt</li>"),
-        "a javascript: url is no link"
+        "a record without a web link is no link"
     );
     assert!(!page.contains("javascript:"));
 

@@ -300,8 +300,8 @@ pub struct Upload<'a> {
     pub len: u64,
     /// The checksum of those bytes.
     pub checksum: &'a str,
-    /// The record's url.
-    pub external_url: &'a str,
+    /// The record's url, if it has one.
+    pub external_url: Option<&'a str>,
     /// Tag header values.
     pub tags: &'a [String],
 }
@@ -585,11 +585,13 @@ impl Inlet {
     ) -> Result<Metadata, ApiError> {
         let what = format!("upload {}", file.external_id);
         let path = format!("{}/file", target.object(file.external_id));
-        let query = [
+        let mut query = vec![
             ("syncNumber", sync_number.to_string()),
             ("externalChecksum", file.checksum.to_string()),
-            ("externalUrl", file.external_url.to_string()),
         ];
+        if let Some(url) = file.external_url {
+            query.push(("externalUrl", url.to_string()));
+        }
         let (what_ref, path_ref, query_ref) = (&what, &path, &query);
         let resp = self
             .send_with(

@@ -55,8 +55,8 @@ pub struct Args {
     #[arg(long, value_name = "ID_OR_EXTERNAL_ID")]
     pub folder_tag: Option<String>,
 
-    /// Each record's url is this prefix followed by the file's percent-encoded relative path
-    /// (default: the file's `file://` URL).
+    /// Each record's url is this prefix (an http:// or https:// URL) followed by the file's
+    /// percent-encoded relative path (default: no url).
     #[arg(long, value_name = "URL")]
     pub link_prefix: Option<String>,
 

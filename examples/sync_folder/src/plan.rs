@@ -265,17 +265,13 @@ pub fn folders(local: &[LocalFolder], remote: Option<&[Folder]>) -> FolderPlan {
 }
 
 /// The record url of a file: `prefix` + its percent-encoded relative path (each segment
-/// encoded, `/` kept), or its `file://` URL.
-pub fn external_url(prefix: Option<&str>, absolute: &std::path::Path, external_id: &str) -> String {
-    match prefix {
-        Some(p) => {
-            let path: Vec<String> = external_id.split('/').map(encode).collect();
-            format!("{p}{}", path.join("/"))
-        }
-        None => reqwest::Url::from_file_path(absolute)
-            .map(|u| u.to_string())
-            .unwrap_or_default(),
-    }
+/// encoded, `/` kept); none without a prefix (Inlet keeps http and https links only, and a
+/// local path is no link for the readers of search results).
+pub fn external_url(prefix: Option<&str>, external_id: &str) -> Option<String> {
+    prefix.map(|p| {
+        let path: Vec<String> = external_id.split('/').map(encode).collect();
+        format!("{p}{}", path.join("/"))
+    })
 }
 
 #[cfg(test)]
@@ -456,17 +452,10 @@ mod tests {
     #[test]
     fn urls() {
         assert_eq!(
-            external_url(
-                Some("https://d.test/f/"),
-                std::path::Path::new("/r/a b/c#.txt"),
-                "a b/c#.txt"
-            ),
-            "https://d.test/f/a%20b/c%23.txt"
+            external_url(Some("https://d.test/f/"), "a b/c#.txt").as_deref(),
+            Some("https://d.test/f/a%20b/c%23.txt")
         );
-        assert_eq!(
-            external_url(None, std::path::Path::new("/r/a b.txt"), "a b.txt"),
-            "file:///r/a%20b.txt"
-        );
+        assert_eq!(external_url(None, "a b.txt"), None);
     }
 
     #[test]

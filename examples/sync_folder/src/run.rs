@@ -356,7 +356,7 @@ impl Job<'_> {
             .iter()
             .map(|f| tag_header_value(&self.layout.tag.external_id, f))
             .collect();
-        let url = plan::external_url(self.link_prefix, &file.path, &file.external_id);
+        let url = plan::external_url(self.link_prefix, &file.external_id);
         self.inlet
             .upload(
                 &self.layout.target,
@@ -367,7 +367,7 @@ impl Job<'_> {
                     file_name: &file.name,
                     len,
                     checksum: &checksum,
-                    external_url: &url,
+                    external_url: url.as_deref(),
                     tags: &tags,
                 },
                 &self.sent,

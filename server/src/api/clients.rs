@@ -40,7 +40,7 @@ pub struct ClientIn {
     /// Extra text at the bottom of the authorization screen; may be empty.
     #[oai(default)]
     pub bottom_description: String,
-    /// Allowed redirect targets (absolute URIs, matched exactly).
+    /// Allowed redirect targets (absolute http or https URIs, matched exactly).
     pub redirect_uris: Vec<String>,
     /// `default` or `*:*` = read/write; `read:*` = read-only.
     pub scopes: Vec<String>,
@@ -160,9 +160,10 @@ fn validate(body: &ClientIn) -> Result<(), ApiError> {
                 "redirect URI '{uri}' must not have a fragment (RFC 6749 3.1.2)"
             )));
         }
-        if ["javascript", "data", "file", "vbscript"].contains(&parsed.scheme()) {
+        if !matches!(parsed.scheme(), "http" | "https") {
             return Err(ApiError::bad_request(format!(
-                "redirect URI scheme '{}' is not allowed",
+                "redirect URI scheme '{}' is not allowed: use http or https (a native app \
+                 listens on a loopback address, RFC 8252)",
                 parsed.scheme()
             )));
         }

@@ -285,7 +285,8 @@ impl ObjectsApi {
         /// The open sync this upload belongs to; omit to upload outside a sync.
         #[oai(name = "syncNumber", validator(minimum(value = "0")))]
         sync_number: Query<Option<i64>>,
-        /// Link to the file in its source system; becomes the record url.
+        /// Link to the file in its source system (an http:// or https:// URL, at most 8192
+        /// bytes); becomes the record url.
         #[oai(name = "externalUrl")]
         external_url: Query<Option<String>>,
         /// Any string that changes when the file changes.
