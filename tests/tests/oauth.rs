@@ -416,12 +416,31 @@ async fn authorize_errors_deny_and_isolation_of_redirects() {
             ("response_type", "code"),
             ("redirect_uri", "https://app.example.test/callback/"),
         ],
+        // A registered loopback URI matches with any port, but only with its own path.
+        vec![
+            ("client_id", client.id.as_str()),
+            ("response_type", "code"),
+            ("redirect_uri", "http://127.0.0.1:51234/other"),
+        ],
     ] {
         let (status, html, location) = browser.authorize(&params).await;
         assert_eq!(status, 400);
         assert!(location.is_none());
         assert!(html.contains("<h1>"));
     }
+    // RFC 8252 7.3: "http://127.0.0.1:9/cb" is registered; a native app that got port 51234
+    // is sent to the sign-in page, not refused.
+    let loopback = [
+        ("client_id", client.id.as_str()),
+        ("response_type", "code"),
+        ("redirect_uri", "http://127.0.0.1:51234/cb"),
+        ("scope", "default"),
+        ("state", "lo"),
+    ];
+    let (status, html, location) = Browser::new(&server).authorize(&loopback).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(location.is_none());
+    assert!(html.contains("name=\"password\""), "{html}");
     let params = auth_params(&client, "default", "abc");
     let mut bad_type = params.clone();
     bad_type[1] = ("response_type", "token");

@@ -137,6 +137,38 @@ fn redirect_error(v: &Valid, error: &str, description: &str) -> Response {
     redirect_to(&v.redirect_uri, &pairs)
 }
 
+/// Whether `requested` is one of the `registered` redirect URIs: exactly, or (RFC 8252 7.3) a
+/// registered `http` URI on the loopback address `127.0.0.1` or `[::1]` with any port, as a
+/// native app listens on whatever port it was given. `localhost` is matched exactly only
+/// (RFC 8252 8.3: it may resolve elsewhere).
+fn redirect_allowed(registered: &[String], requested: &str) -> bool {
+    if registered.iter().any(|r| r == requested) {
+        return true;
+    }
+    let Ok(asked) = url::Url::parse(requested) else {
+        return false;
+    };
+    let loopback = |u: &url::Url| {
+        let host = match u.host() {
+            Some(url::Host::Ipv4(ip)) => ip == std::net::Ipv4Addr::LOCALHOST,
+            Some(url::Host::Ipv6(ip)) => ip == std::net::Ipv6Addr::LOCALHOST,
+            _ => false,
+        };
+        u.scheme() == "http" && host
+    };
+    if !loopback(&asked) || asked.username() != "" || asked.password().is_some() {
+        return false;
+    }
+    registered.iter().any(|r| {
+        url::Url::parse(r).is_ok_and(|reg| {
+            loopback(&reg)
+                && reg.host() == asked.host()
+                && reg.path() == asked.path()
+                && reg.query() == asked.query()
+        })
+    })
+}
+
 /// Validates client and redirect URI first (errors shown, never redirected), then the rest
 /// (errors redirected with `error` and `state`).
 async fn validate(state: &AppState, p: &AuthorizeParams) -> Result<Valid, Response> {
@@ -152,7 +184,7 @@ async fn validate(state: &AppState, p: &AuthorizeParams) -> Result<Valid, Respon
         ));
     };
     let redirect_uri = p.redirect_uri.clone().unwrap_or_default();
-    if !client.redirect_uris.contains(&redirect_uri) {
+    if !redirect_allowed(&client.redirect_uris, &redirect_uri) {
         return Err(error_page(
             "Invalid redirect URI",
             "The redirect_uri of this request is not registered for this application.",
@@ -530,5 +562,43 @@ pub async fn logo(state: Data<&AppState>, Path(client_id): Path<String>) -> Resp
             .body(Body::from(logo.bytes)),
         Ok(None) => ApiError::not_found("no such logo").into_response(),
         Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redirect_allowed;
+
+    #[test]
+    fn loopback_redirects_match_any_port_and_nothing_else_does() {
+        let registered = [
+            "http://127.0.0.1/callback".to_string(),
+            "http://[::1]:8000/cb".to_string(),
+            "https://app.test/cb".to_string(),
+            "http://localhost/cb".to_string(),
+        ];
+        for ok in [
+            "http://127.0.0.1/callback",
+            "http://127.0.0.1:51234/callback",
+            "http://[::1]:9/cb",
+            "http://[::1]/cb",
+            "https://app.test/cb",
+            "http://localhost/cb",
+        ] {
+            assert!(redirect_allowed(&registered, ok), "{ok}");
+        }
+        for refused in [
+            "http://127.0.0.1:51234/other",
+            "http://127.0.0.1:51234/callback?x=1",
+            "http://127.0.0.2:51234/callback",
+            "http://[::1]:9/callback",
+            "https://127.0.0.1:443/callback",
+            "https://app.test:8443/cb",
+            "http://localhost:8080/cb",
+            "http://user@127.0.0.1:5/callback",
+            "not a url",
+        ] {
+            assert!(!redirect_allowed(&registered, refused), "{refused}");
+        }
     }
 }
