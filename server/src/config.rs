@@ -16,6 +16,10 @@ pub const DEFAULT_EXTRACTION_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Maximum size of a JSON request body (source configurations): 1 MiB.
 pub const MAX_JSON_BODY_BYTES: usize = 1024 * 1024;
+/// Maximum size of a request body to `/oauth/…` (token, revoke, introspect, the sign-in and
+/// consent forms), which is read before the caller is known: their parameters are a few
+/// hundred bytes.
+pub const MAX_OAUTH_BODY_BYTES: usize = 16 * 1024;
 /// Default time a client has to send a whole request head.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default longest pause in a request body (or in a client's reading of a response).

@@ -42,16 +42,19 @@ fn openapi_document() -> impl IntoResponse {
     openapi_json().with_content_type("application/json; charset=utf-8")
 }
 
-/// Caps every non-multipart request body at [`config::MAX_JSON_BODY_BYTES`]: a declared
-/// Content-Length beyond it is refused with 413 before reading; an undeclared (chunked) body stops
-/// being read at the cap. Multipart uploads enforce their own, larger limit while streaming, and a
-/// declared length beyond it (plus [`config::MULTIPART_OVERHEAD_BYTES`]) is 413 before reading.
+/// Caps every non-multipart request body at [`config::MAX_JSON_BODY_BYTES`] (any body to
+/// `/oauth/…` at [`config::MAX_OAUTH_BODY_BYTES`]): a declared Content-Length beyond it is
+/// refused with 413 before reading; an undeclared (chunked) body stops being read at the cap.
+/// Multipart uploads enforce their own, larger limit while streaming, and a declared length
+/// beyond it (plus [`config::MULTIPART_OVERHEAD_BYTES`]) is 413 before reading.
 async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::Output> {
-    let multipart = req.content_type().is_some_and(|ct| {
-        ct.trim_start()
-            .to_ascii_lowercase()
-            .starts_with("multipart/")
-    });
+    let oauth = req.uri().path().starts_with("/oauth/");
+    let multipart = !oauth
+        && req.content_type().is_some_and(|ct| {
+            ct.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/")
+        });
     if multipart {
         // Refused before the body is read: an upload whose declared length cannot fit.
         let max = req
@@ -69,7 +72,11 @@ async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::O
             .into());
         }
     } else {
-        let max = config::MAX_JSON_BODY_BYTES;
+        let max = if oauth {
+            config::MAX_OAUTH_BODY_BYTES
+        } else {
+            config::MAX_JSON_BODY_BYTES
+        };
         let declared = req
             .header(header::CONTENT_LENGTH)
             .and_then(|v| v.parse::<u64>().ok());

@@ -313,4 +313,43 @@ async fn oversized_heads_and_json_bodies_are_refused() {
         .await
         .unwrap();
     inlet_tests::expect_problem(resp, 413).await;
+    // The OAuth endpoints read at most 16 KiB, declared or streamed, before knowing who asks.
+    let form = format!("grant_type=client_credentials&x={}", "a".repeat(20 * 1024));
+    for path in [
+        "/oauth/token",
+        "/oauth/revoke",
+        "/oauth/introspect",
+        "/oauth/authorize",
+    ] {
+        let resp = s
+            .client
+            .post(format!("{}{path}", s.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 413, "{path}");
+        let stream =
+            futures_util::stream::iter((0..20).map(|_| Ok::<_, std::io::Error>(vec![b'a'; 1024])));
+        let resp = s
+            .client
+            .post(format!("{}{path}", s.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(reqwest::Body::wrap_stream(stream))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_client_error(), "{path}: {}", resp.status());
+        // The same under the cap is an ordinary OAuth answer.
+        let resp = s
+            .client
+            .post(format!("{}{path}", s.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("grant_type=client_credentials")
+            .send()
+            .await
+            .unwrap();
+        assert_ne!(resp.status(), 413, "{path}");
+    }
 }
