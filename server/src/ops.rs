@@ -360,17 +360,32 @@ async fn with_request_id(response: Response, id: &str) -> Response {
 }
 
 /// Middleware: `X-Content-Type-Options: nosniff` on every response, so browsers never guess a
-/// type other than the one declared (an uploaded file's text shown as HTML, say).
+/// type other than the one declared (an uploaded file's text shown as HTML, say), and
+/// `Cache-Control: no-store` on every response that may carry a secret ([`carries_secrets`]).
 pub async fn nosniff<E: Endpoint>(next: E, req: Request) -> poem::Result<Response> {
+    let secret = carries_secrets(req.uri().path());
     let mut response = match next.call(req).await {
         Ok(output) => output.into_response(),
         Err(err) => err.into_response(),
     };
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    if secret {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
     Ok(response)
+}
+
+/// Whether responses to `path` may carry a secret (an OAuth client's secret, a new API token,
+/// OAuth tokens and codes): they are answered with `Cache-Control: no-store`, so no cache
+/// along the way keeps them.
+fn carries_secrets(path: &str) -> bool {
+    ["/api/v1/oauthclients", "/api/v1/apitokens", "/oauth/"]
+        .iter()
+        .any(|prefix| path.starts_with(prefix))
 }
 
 /// Middleware: `GET /` (and `HEAD /`) answers the start page ([`index`]); every other request

@@ -161,6 +161,39 @@ async fn invented_methods_and_paths_do_not_grow_the_metrics() {
     );
 }
 
+/// Responses that carry a secret (a client's secret, a new API token, OAuth tokens) say
+/// `Cache-Control: no-store`; ordinary ones are left to the client.
+#[tokio::test]
+async fn responses_with_secrets_are_not_stored() {
+    let s = TestServer::start().await;
+    let client = s
+        .req(Method::POST, "/oauthclients")
+        .json(&serde_json::json!({
+            "name": "Cache test", "description": "d",
+            "redirectUris": ["https://app.test/cb"], "scopes": ["default"]
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(client.status(), 201);
+    assert_eq!(client.headers()["cache-control"], "no-store");
+    let listed = s.req(Method::GET, "/oauthclients").send().await.unwrap();
+    assert_eq!(listed.headers()["cache-control"], "no-store");
+    let token = s.req(Method::POST, "/apitokens").send().await.unwrap();
+    assert_eq!(token.status(), 201);
+    assert_eq!(token.headers()["cache-control"], "no-store");
+    let refused = s
+        .client
+        .post(format!("{}/oauth/token", s.base))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.headers()["cache-control"], "no-store");
+    let sources = s.req(Method::GET, "/sources").send().await.unwrap();
+    assert!(sources.headers().get("cache-control").is_none());
+}
+
 #[tokio::test]
 async fn every_response_says_nosniff() {
     let s = TestServer::start().await;
