@@ -387,8 +387,28 @@ fn store_error_api(e: ApiError) -> Response {
     )
 }
 
-async fn verify_password(user: &User, password: String) -> bool {
-    let hash = user.password_hash.clone();
+/// Checks a password against a user's hash. Without a user it checks against a hash of a
+/// password nobody has, so an unknown e-mail costs the same time as a wrong password and the
+/// answer's timing does not tell which e-mails have accounts.
+async fn verify_password(user: Option<&User>, password: String) -> bool {
+    static NOBODY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let hash = match user {
+        Some(u) => u.password_hash.clone(),
+        None => {
+            let hash = NOBODY
+                .get_or_init(|| {
+                    crate::auth::hash_password(&Uuid::new_v4().to_string()).unwrap_or_default()
+                })
+                .clone();
+            // Verify against it, then refuse whatever the outcome.
+            let _ = verify_hash(hash, password).await;
+            return false;
+        }
+    };
+    verify_hash(hash, password).await
+}
+
+async fn verify_hash(hash: String, password: String) -> bool {
     tokio::task::spawn_blocking(move || {
         PasswordHash::new(&hash)
             .map(|h| {
@@ -431,10 +451,7 @@ async fn login(
         return Ok(resp);
     }
     let user = state.tokens.user_by_email(&email).await?;
-    let ok = match &user {
-        Some(u) => verify_password(u, password).await,
-        None => false,
-    };
+    let ok = verify_password(user.as_ref(), password).await;
     let Some(user) = user.filter(|_| ok) else {
         LOGIN_FAILURES.fail(state, &key).await?;
         return Ok(html(
