@@ -745,6 +745,47 @@ async fn failed_logins_and_token_requests_are_rate_limited() {
     )
     .await;
     assert_eq!(status, 429, "{err}");
+
+    // Failures are counted per (identity, client address): from a second loopback address the
+    // user signs in and the client's code exchange is heard (issue 22, point 3).
+    let elsewhere = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut form: Vec<(&str, &str)> = params.to_vec();
+    form.extend([
+        ("step", "login"),
+        ("email", ADMIN_EMAIL),
+        ("password", "admin-password"),
+    ]);
+    let resp = elsewhere
+        .post(format!("{}/oauth/authorize", server.base))
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        resp.status() != 429 && resp.status() != 401,
+        "a sign-in from another address: {}",
+        resp.status()
+    );
+    let resp = elsewhere
+        .post(format!("{}/oauth/token", server.base))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", "x"),
+            ("client_id", client.id.as_str()),
+            ("client_secret", client.secret.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        400,
+        "the exchange is heard (the code is bad)"
+    );
 }
 
 #[tokio::test]

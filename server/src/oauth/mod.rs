@@ -31,12 +31,29 @@ pub struct RateRule {
     pub window_secs: i64,
 }
 
-/// Failed logins per e-mail address: 10 per 15 minutes.
+/// Failed logins per (e-mail address, client address): 10 per 15 minutes. Counted with the
+/// client address, so failures from one address never lock the user out from another.
 pub const LOGIN_FAILURES: RateRule = RateRule {
     limit: 10,
     window_secs: 900,
 };
-/// Failed token requests per client and per remote address: 30 per minute.
+/// Failed logins per client address, whatever the e-mail: 50 per 15 minutes (slows one
+/// address trying a common password against many e-mails).
+pub const LOGIN_ADDRESS_FAILURES: RateRule = RateRule {
+    limit: 50,
+    window_secs: 900,
+};
+/// Longest identity (e-mail, client id) a failure counter is keyed by: longer ones are counted
+/// against the client address only, so invented over-long ids add no rows.
+pub const MAX_COUNTED_IDENTITY_BYTES: usize = 320;
+
+/// The counter key of failures of `identity` from the request's address, or `None` when the
+/// identity is too long to be real (then only the address is counted).
+pub fn identity_key(kind: &str, identity: &str, req: &Request) -> Option<String> {
+    (identity.len() <= MAX_COUNTED_IDENTITY_BYTES)
+        .then(|| format!("{kind}:{}|{}", identity.to_lowercase(), remote_key(req)))
+}
+/// Failed token requests per (client, remote address) and per remote address: 30 per minute.
 pub const TOKEN_FAILURES: RateRule = RateRule {
     limit: 30,
     window_secs: 60,

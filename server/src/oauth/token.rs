@@ -25,7 +25,10 @@ use poem_openapi::{
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use super::{TOKEN_FAILURES, authenticate_client, base_url, new_secret, remote_key, stored_hash};
+use super::{
+    TOKEN_FAILURES, authenticate_client, base_url, identity_key, new_secret, remote_key,
+    stored_hash,
+};
 use crate::{problem::ApiError, state::AppState};
 
 #[derive(Tags)]
@@ -291,7 +294,9 @@ async fn begin<D>(
     p: &Params<D>,
 ) -> Result<Result<OAuthClient, Fail>, ApiError> {
     let ip_key = format!("token-ip:{}", remote_key(req));
-    let client_key = p.get("client_id").map(|id| format!("token-client:{id}"));
+    let client_key = p
+        .get("client_id")
+        .and_then(|id| identity_key("token-client", id, req));
     for key in std::iter::once(&ip_key).chain(client_key.as_ref()) {
         if let Some(retry) = TOKEN_FAILURES.blocked(state, key).await? {
             return Ok(Err(Fail {
@@ -321,10 +326,11 @@ async fn count_failure<D>(state: &AppState, req: &Request, p: &Params<D>) -> Res
     TOKEN_FAILURES
         .fail(state, &format!("token-ip:{}", remote_key(req)))
         .await?;
-    if let Some(id) = p.get("client_id") {
-        TOKEN_FAILURES
-            .fail(state, &format!("token-client:{id}"))
-            .await?;
+    if let Some(key) = p
+        .get("client_id")
+        .and_then(|id| identity_key("token-client", id, req))
+    {
+        TOKEN_FAILURES.fail(state, &key).await?;
     }
     Ok(())
 }

@@ -17,9 +17,10 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::{
-    LOGIN_FAILURES, SESSION_COOKIE, SESSION_SECONDS, base_url, new_secret,
+    LOGIN_ADDRESS_FAILURES, LOGIN_FAILURES, SESSION_COOKIE, SESSION_SECONDS, base_url,
+    identity_key, new_secret,
     pages::{self, AppView},
-    secrets_equal, stored_hash,
+    remote_key, secrets_equal, stored_hash,
 };
 use crate::{problem::ApiError, state::AppState};
 
@@ -430,9 +431,16 @@ async fn login(
 ) -> Result<Response, ApiError> {
     let email = form.email.clone().unwrap_or_default().trim().to_string();
     let password = form.password.clone().unwrap_or_default();
-    let key = format!("login:{}", email.to_lowercase());
+    let key = identity_key("login", &email, req);
+    let address_key = format!("login-ip:{}", remote_key(req));
     let app = app_view(&v.client);
-    if let Some(retry) = LOGIN_FAILURES.blocked(state, &key).await? {
+    let mut wait = LOGIN_ADDRESS_FAILURES.blocked(state, &address_key).await?;
+    if let Some(key) = &key
+        && wait.is_none()
+    {
+        wait = LOGIN_FAILURES.blocked(state, key).await?;
+    }
+    if let Some(retry) = wait {
         let mut resp = html(
             StatusCode::TOO_MANY_REQUESTS,
             pages::login(
@@ -453,7 +461,10 @@ async fn login(
     let user = state.tokens.user_by_email(&email).await?;
     let ok = verify_password(user.as_ref(), password).await;
     let Some(user) = user.filter(|_| ok) else {
-        LOGIN_FAILURES.fail(state, &key).await?;
+        LOGIN_ADDRESS_FAILURES.fail(state, &address_key).await?;
+        if let Some(key) = &key {
+            LOGIN_FAILURES.fail(state, key).await?;
+        }
         return Ok(html(
             StatusCode::UNAUTHORIZED,
             pages::login(
