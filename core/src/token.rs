@@ -14,6 +14,9 @@ use crate::{
 /// Name of the workspace made at first start.
 pub const DEFAULT_WORKSPACE: &str = "default";
 
+/// How long a rate-limit counter outlives its window: a day (windows are minutes long).
+pub const RATE_RETENTION_MS: i64 = 24 * 60 * 60 * 1000;
+
 /// A user's role in their workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -179,6 +182,8 @@ pub trait TokenStore: Send + Sync + 'static {
 
     /// Counts one event against `key` in the fixed window starting at `window_start_ms` and
     /// returns the count in that window (a new window starts over at 1). Shared by replicas.
+    /// Keys whose window started more than [`RATE_RETENTION_MS`] before `window_start_ms` are
+    /// removed, so counters of invented keys do not accumulate.
     async fn rate_hit(&self, key: &str, window_start_ms: i64) -> Result<u32>;
     /// The count of `key` in the window starting at `window_start_ms` (0 when another window).
     async fn rate_count(&self, key: &str, window_start_ms: i64) -> Result<u32>;

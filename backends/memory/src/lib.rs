@@ -920,9 +920,13 @@ impl TokenStore for MemoryStore {
 
     async fn rate_hit(&self, key: &str, window_start_ms: i64) -> Result<u32> {
         let mut st = self.state.lock();
-        if st.rates.len() >= MAX_RATE_KEYS {
-            st.rates.retain(|_, (w, _)| *w >= window_start_ms);
-        }
+        let expired = window_start_ms - inlet_core::token::RATE_RETENTION_MS;
+        let cutoff = if st.rates.len() >= MAX_RATE_KEYS {
+            window_start_ms
+        } else {
+            expired
+        };
+        st.rates.retain(|_, (w, _)| *w >= cutoff);
         let entry = st
             .rates
             .entry(key.to_string())

@@ -23,6 +23,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0008WriteLog),
             Box::new(M0009FileNames),
             Box::new(M0010DropSqlSearch),
+            Box::new(M0011RateLimitExpiry),
         ]
     }
 }
@@ -553,5 +554,26 @@ impl MigrationTrait for M0010DropSqlSearch {
             db.execute_unprepared(sql).await?;
         }
         crate::folders::backfill_tag_rows(db).await
+    }
+}
+
+/// Rate-limit counters expire: an index on `rate_limits.window_start` lets each failure remove
+/// the counters whose window ended more than a day before (`inlet_core::token::RATE_RETENTION_MS`).
+struct M0011RateLimitExpiry;
+
+impl sea_orm_migration::MigrationName for M0011RateLimitExpiry {
+    fn name(&self) -> &str {
+        "m0011_rate_limit_expiry"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0011RateLimitExpiry {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .get_connection()
+            .execute_unprepared("CREATE INDEX rate_limits_window ON rate_limits (window_start)")
+            .await?;
+        Ok(())
     }
 }

@@ -598,6 +598,15 @@ impl TokenStore for SeaOrmStore {
         )
         .await?;
         let hits = row.as_ref().map_or(Ok(1), |r| get::<i64>(r, "hits"))?;
+        // Counters whose window ended long ago go (indexed by m0011).
+        exec(
+            &self.db,
+            self.stmt(
+                "DELETE FROM rate_limits WHERE window_start < $1",
+                vec![(window_start_ms - inlet_core::token::RATE_RETENTION_MS).into()],
+            ),
+        )
+        .await?;
         Ok(u32::try_from(hits).unwrap_or(u32::MAX))
     }
 
