@@ -1,12 +1,15 @@
 //! Folder trees of HIERARCHICAL tags (DESIGN 6): the folder model and the pure rules every
-//! store and the search filters share — cycles, counts that roll up, a folder with the folders
-//! below it.
+//! store and the search filters share — what may be put or deleted, cycles, counts that roll
+//! up, a folder with the folders below it.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::source::{ObjectType, TagType};
+use crate::{
+    Error, Result,
+    source::{ObjectType, TagType},
+};
 
 /// A folder of a HIERARCHICAL tag (DESIGN 6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +21,55 @@ pub struct Folder {
     pub name: String,
     /// The parent folder; `None` for a root.
     pub parent_external_id: Option<String>,
+}
+
+/// Checks that `folder` may be put into a tree holding `folders`: its parent exists
+/// ([`Error::NotFound`]) and it is not placed under its own descendant ([`Error::Invalid`]).
+/// Answers whether it exists already (a rename or move, not a creation).
+pub fn check_put(folders: &[Folder], folder: &Folder) -> Result<bool> {
+    if let Some(parent) = &folder.parent_external_id
+        && !folders.iter().any(|f| f.external_id == *parent)
+    {
+        return Err(Error::not_found(format!(
+            "parent folder '{parent}' not found"
+        )));
+    }
+    if would_cycle(
+        folders,
+        &folder.external_id,
+        folder.parent_external_id.as_deref(),
+    ) {
+        return Err(Error::invalid(format!(
+            "folder '{}' cannot be placed under its own descendant",
+            folder.external_id
+        )));
+    }
+    Ok(folders.iter().any(|f| f.external_id == folder.external_id))
+}
+
+/// Checks that the folder `external_id` may be deleted from `folders` while `records` live
+/// records carry it: it exists ([`Error::NotFound`]), has no child folders and holds no
+/// records ([`Error::Conflict`]).
+pub fn check_delete(folders: &[Folder], external_id: &str, records: u64) -> Result<()> {
+    if !folders.iter().any(|f| f.external_id == external_id) {
+        return Err(Error::not_found(format!(
+            "folder '{external_id}' not found"
+        )));
+    }
+    if folders
+        .iter()
+        .any(|f| f.parent_external_id.as_deref() == Some(external_id))
+    {
+        return Err(Error::conflict(format!(
+            "folder '{external_id}' has child folders"
+        )));
+    }
+    if records > 0 {
+        return Err(Error::conflict(format!(
+            "folder '{external_id}' still holds records"
+        )));
+    }
+    Ok(())
 }
 
 /// Whether making `parent` the parent of `id` would close a cycle in `folders`.
@@ -108,6 +160,25 @@ mod tests {
             name: id.to_uppercase(),
             parent_external_id: parent.map(Into::into),
         }
+    }
+
+    #[test]
+    fn put_and_delete_rules() {
+        let fs = [folder("a", None), folder("b", Some("a"))];
+        assert!(!check_put(&fs, &folder("c", Some("b"))).unwrap());
+        assert!(check_put(&fs, &folder("b", None)).unwrap());
+        assert!(matches!(
+            check_put(&fs, &folder("c", Some("x"))),
+            Err(Error::NotFound(_))
+        ));
+        assert!(matches!(
+            check_put(&fs, &folder("a", Some("b"))),
+            Err(Error::Invalid(_))
+        ));
+        check_delete(&fs, "b", 0).unwrap();
+        assert!(matches!(check_delete(&fs, "x", 0), Err(Error::NotFound(_))));
+        assert!(matches!(check_delete(&fs, "a", 0), Err(Error::Conflict(_))));
+        assert!(matches!(check_delete(&fs, "b", 1), Err(Error::Conflict(_))));
     }
 
     #[test]

@@ -1,6 +1,73 @@
-//! Shared pieces of the benchmark binaries: a fresh database to run on and its removal.
+//! Shared pieces of the benchmark binaries: a fresh database to run on and its removal, and
+//! timing queries of one kind through a search index.
 
+use std::time::Instant;
+
+use inlet_core::index::{IndexQuery, SearchIndex};
+use rand::rngs::StdRng;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+
+use crate::corpus::QueryMaker;
+
+/// Untimed queries per kind before the timed ones (caches warm up as on a serving instance).
+pub const WARMUP: usize = 5;
+
+/// The tags the benches count facets of.
+pub const FACETS: [&str; 3] = ["color", "team", "status"];
+
+/// Latency of one kind of query, in milliseconds, and the mean `total` it answered.
+pub struct Timing {
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// Slowest.
+    pub max: f64,
+    /// Mean number of matches.
+    pub mean_total: u64,
+}
+
+/// Runs [`WARMUP`] + `queries` queries made by `make` (page of 20, with [`FACETS`] counted
+/// when `facets`) and times the last `queries`.
+pub fn time_queries(
+    index: &dyn SearchIndex,
+    workspace_id: uuid::Uuid,
+    make: &QueryMaker,
+    rng: &mut StdRng,
+    queries: usize,
+    facets: bool,
+) -> Timing {
+    let mut times = Vec::with_capacity(queries);
+    let mut total = 0u64;
+    for i in 0..WARMUP + queries {
+        let (text, tags) = make(rng);
+        let query = IndexQuery {
+            workspace_id,
+            text,
+            tags,
+            limit: 20,
+            facet_tags: if facets {
+                FACETS.iter().map(|f| f.to_string()).collect()
+            } else {
+                vec![]
+            },
+            ..IndexQuery::default()
+        };
+        let t = Instant::now();
+        let hits = index.search(&query).expect("search");
+        if i >= WARMUP {
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            total += hits.total;
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    Timing {
+        p50: percentile(&times, 0.5),
+        p95: percentile(&times, 0.95),
+        max: times[times.len() - 1],
+        mean_total: total / queries as u64,
+    }
+}
 
 /// Removes a benchmark's database once its pool is handed back.
 pub type Cleanup =

@@ -2,6 +2,7 @@
 //! frequency (a 5,000-word vocabulary, fixed seeds), and 5 tags per record.
 
 use inlet_core::{
+    search::TagFilter,
     source::{
         CUSTOM, DataType, FacetTargetType, FacetType, NewFacet, NewObjectType, NewSource,
         NewTagConfig, SourceDataType, TagType,
@@ -33,6 +34,34 @@ pub fn word(i: usize) -> String {
 pub fn pick(rng: &mut StdRng) -> usize {
     let u: f64 = rng.random();
     ((VOCABULARY as f64).powf(u) as usize).saturating_sub(1)
+}
+
+/// Makes one query of a kind: its text and tag filters.
+pub type QueryMaker = Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>;
+
+/// `n` words picked as the records' text picks them.
+pub fn words(rng: &mut StdRng, n: usize) -> String {
+    (0..n)
+        .map(|_| word(pick(rng)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A quoted phrase of two of the 10 most frequent words.
+pub fn phrase(rng: &mut StdRng) -> String {
+    format!(
+        "\"{} {}\"",
+        word(rng.random_range(0..10)),
+        word(rng.random_range(0..10))
+    )
+}
+
+/// A filter on one `team` value of the 20 the records carry.
+pub fn team_filter(rng: &mut StdRng) -> TagFilter {
+    TagFilter {
+        tag: "team".into(),
+        values: vec![format!("team-{}", rng.random_range(0..20))],
+    }
 }
 
 /// About 2,000 bytes of words, with a sentence break now and then.

@@ -224,6 +224,18 @@ pub fn file_form(file_name: &str, bytes: impl Into<Vec<u8>>) -> multipart::Form 
     )
 }
 
+/// The externalIds of a search answer's results, sorted.
+pub fn result_ids(answer: &serde_json::Value) -> Vec<String> {
+    let mut ids: Vec<String> = answer["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["externalId"].as_str().expect("externalId").to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// Asserts a problem+json error with this status and returns its detail.
 pub async fn expect_problem(resp: Response, status: u16) -> String {
     let got = resp.status().as_u16();

@@ -56,13 +56,7 @@ async fn search_until(s: &TestServer, q: &str, want: impl Fn(&[String]) -> bool)
             200,
         )
         .await;
-        let mut ids: Vec<String> = page["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["externalId"].as_str().unwrap().to_string())
-            .collect();
-        ids.sort();
+        let ids = inlet_tests::result_ids(&page);
         if want(&ids) || Instant::now() > deadline {
             return ids;
         }

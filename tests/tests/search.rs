@@ -1,7 +1,7 @@
 //! Search and folder trees over HTTP, on the in-memory, SQLite and PostgreSQL stores.
 
 use inlet_server::auth::{self, NewUserOptions};
-use inlet_tests::{SourcePaths, TestServer, expect_problem, file_form};
+use inlet_tests::{SourcePaths, TestServer, expect_problem, file_form, result_ids as ids};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -84,17 +84,6 @@ async fn search(server: &TestServer, query: &[(&str, &str)]) -> Value {
         .unwrap();
     assert_eq!(resp.status(), 200);
     resp.json().await.unwrap()
-}
-
-fn ids(v: &Value) -> Vec<String> {
-    let mut ids: Vec<String> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["externalId"].as_str().unwrap().to_string())
-        .collect();
-    ids.sort();
-    ids
 }
 
 async fn folders_and_search(server: TestServer) {

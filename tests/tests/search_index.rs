@@ -202,16 +202,7 @@ async fn match_all_narrows_and_a_bad_match_says_what_it_takes() {
     let paths = s.record_source().await;
     upload_texts(&s, &paths).await;
     s.settle().await;
-    let ids = |v: Value| -> Vec<String> {
-        let mut ids: Vec<String> = v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["externalId"].as_str().unwrap().to_string())
-            .collect();
-        ids.sort();
-        ids
-    };
+    let ids = |v: Value| inlet_tests::result_ids(&v);
     let get = |query: &'static [(&'static str, &'static str)]| {
         let s = &s;
         async move {

@@ -530,36 +530,15 @@ impl RecordStore for MemoryStore {
         let mut st = self.state.lock();
         st.source(workspace_id, source_id)?;
         let list = st.folders.entry((source_id, tag.to_string())).or_default();
-        if let Some(parent) = &folder.parent_external_id
-            && !list.iter().any(|f| f.external_id == *parent)
-        {
-            return Err(Error::not_found(format!(
-                "parent folder '{parent}' not found"
-            )));
-        }
-        if folder::would_cycle(
-            list,
-            &folder.external_id,
-            folder.parent_external_id.as_deref(),
-        ) {
-            return Err(Error::invalid(format!(
-                "folder '{}' cannot be placed under its own descendant",
-                folder.external_id
-            )));
-        }
+        let created = !folder::check_put(list, folder)?;
         match list
             .iter_mut()
             .find(|f| f.external_id == folder.external_id)
         {
-            Some(f) => {
-                *f = folder.clone();
-                Ok(false)
-            }
-            None => {
-                list.push(folder.clone());
-                Ok(true)
-            }
+            Some(f) => *f = folder.clone(),
+            None => list.push(folder.clone()),
         }
+        Ok(created)
     }
 
     async fn folder_exists(&self, source_id: Uuid, tag: &str, external_id: &str) -> Result<bool> {
@@ -599,24 +578,11 @@ impl RecordStore for MemoryStore {
         let mut st = self.state.lock();
         let counts = st.folder_counts(workspace_id, source_id, tag)?;
         let list = st.folders.entry((source_id, tag.to_string())).or_default();
-        if !list.iter().any(|f| f.external_id == external_id) {
-            return Err(Error::not_found(format!(
-                "folder '{external_id}' not found"
-            )));
-        }
-        if list
-            .iter()
-            .any(|f| f.parent_external_id.as_deref() == Some(external_id))
-        {
-            return Err(Error::conflict(format!(
-                "folder '{external_id}' has child folders"
-            )));
-        }
-        if counts.get(external_id).copied().unwrap_or(0) > 0 {
-            return Err(Error::conflict(format!(
-                "folder '{external_id}' still holds records"
-            )));
-        }
+        folder::check_delete(
+            list,
+            external_id,
+            counts.get(external_id).copied().unwrap_or(0),
+        )?;
         list.retain(|f| f.external_id != external_id);
         Ok(())
     }

@@ -195,24 +195,7 @@ impl SeaOrmStore {
             .await?;
         }
         let folders = self.folders_of(&txn, source_id, tag).await?;
-        if let Some(parent) = &folder.parent_external_id
-            && !folders.iter().any(|f| f.external_id == *parent)
-        {
-            return Err(Error::not_found(format!(
-                "parent folder '{parent}' not found"
-            )));
-        }
-        if folder::would_cycle(
-            &folders,
-            &folder.external_id,
-            folder.parent_external_id.as_deref(),
-        ) {
-            return Err(Error::invalid(format!(
-                "folder '{}' cannot be placed under its own descendant",
-                folder.external_id
-            )));
-        }
-        let exists = folders.iter().any(|f| f.external_id == folder.external_id);
+        let exists = folder::check_put(&folders, folder)?;
         let values: Vec<Value> = vec![
             source_id.to_string().into(),
             tag.to_string().into(),
@@ -277,25 +260,12 @@ impl SeaOrmStore {
         let _w = self.write_guard().await;
         let txn = self.db.begin().await.map_err(db_error)?;
         let folders = self.folders_of(&txn, source_id, tag).await?;
-        if !folders.iter().any(|f| f.external_id == external_id) {
-            return Err(Error::not_found(format!(
-                "folder '{external_id}' not found"
-            )));
-        }
-        if folders
-            .iter()
-            .any(|f| f.parent_external_id.as_deref() == Some(external_id))
-        {
-            return Err(Error::conflict(format!(
-                "folder '{external_id}' has child folders"
-            )));
-        }
         let counts = self.folder_counts(&txn, source_id, tag).await?;
-        if counts.get(external_id).copied().unwrap_or(0) > 0 {
-            return Err(Error::conflict(format!(
-                "folder '{external_id}' still holds records"
-            )));
-        }
+        folder::check_delete(
+            &folders,
+            external_id,
+            counts.get(external_id).copied().unwrap_or(0),
+        )?;
         exec(
             &txn,
             self.stmt(

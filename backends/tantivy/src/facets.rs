@@ -57,8 +57,8 @@ struct Span {
 pub struct SegmentCounts {
     column: Option<StrColumn>,
     spans: Vec<Span>,
-    dense: Vec<u32>,
-    sparse: HashMap<u64, u32>,
+    /// Ordinals the spans cover together.
+    width: usize,
     tags: Vec<String>,
     /// The matching documents, in order.
     matches: Vec<DocId>,
@@ -101,11 +101,6 @@ impl Collector for TagCounts {
                 }
             }
         }
-        let dense = if (offset as u64) <= MAX_DENSE {
-            vec![0; offset]
-        } else {
-            Vec::new()
-        };
         let inverted = if self.tags.is_empty() {
             None
         } else {
@@ -114,8 +109,7 @@ impl Collector for TagCounts {
         Ok(SegmentCounts {
             column,
             spans,
-            dense,
-            sparse: HashMap::new(),
+            width: offset,
             tags: self.tags.clone(),
             matches: Vec::new(),
             max_doc: reader.max_doc(),
@@ -159,39 +153,19 @@ impl SegmentCollector for SegmentCounts {
         }
     }
 
-    fn harvest(mut self) -> Self::Fruit {
-        if self.tags.is_empty() || self.matches.is_empty() {
+    fn harvest(self) -> Self::Fruit {
+        if self.matches.is_empty() {
             return BTreeMap::new();
         }
-        let dense = self.matches.len() as u64 * u64::from(DENSE_MATCHES) > u64::from(self.max_doc);
-        if dense && let Some(inverted) = self.inverted.take() {
-            return self.by_postings(&inverted);
+        let many = self.matches.len() as u64 * u64::from(DENSE_MATCHES) > u64::from(self.max_doc);
+        match &self.inverted {
+            Some(inverted) if many => self.by_postings(inverted),
+            _ => self.by_column(),
         }
-        let matches = std::mem::take(&mut self.matches);
-        for doc in matches {
-            self.count_doc(doc);
-        }
-        self.by_column()
     }
 }
 
 impl SegmentCounts {
-    /// Counts one matching document's values from the fast field.
-    fn count_doc(&mut self, doc: DocId) {
-        let Some(column) = &self.column else {
-            return;
-        };
-        for ord in column.term_ords(doc) {
-            if let Some(span) = self.spans.iter().find(|s| ord >= s.start && ord < s.end) {
-                if self.dense.is_empty() {
-                    *self.sparse.entry(ord).or_default() += 1;
-                } else {
-                    self.dense[span.offset + (ord - span.start) as usize] += 1;
-                }
-            }
-        }
-    }
-
     /// Counts every value of the tags by its posting list, against a bitset of the matches.
     fn by_postings(
         &self,
@@ -247,12 +221,30 @@ impl SegmentCounts {
         out
     }
 
-    /// The counts gathered by [`Self::count_doc`], as strings.
-    fn by_column(self) -> BTreeMap<String, HashMap<String, u64>> {
+    /// Counts the matches' values from the fast field: an array over the spans' ordinals (a
+    /// map when they are too many), turned into strings once per value that occurred.
+    fn by_column(&self) -> BTreeMap<String, HashMap<String, u64>> {
         let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
         let Some(column) = &self.column else {
             return out;
         };
+        let mut dense: Vec<u32> = if (self.width as u64) <= MAX_DENSE {
+            vec![0; self.width]
+        } else {
+            Vec::new()
+        };
+        let mut sparse: HashMap<u64, u32> = HashMap::new();
+        for &doc in &self.matches {
+            for ord in column.term_ords(doc) {
+                if let Some(span) = self.spans.iter().find(|s| ord >= s.start && ord < s.end) {
+                    if dense.is_empty() {
+                        *sparse.entry(ord).or_default() += 1;
+                    } else {
+                        dense[span.offset + (ord - span.start) as usize] += 1;
+                    }
+                }
+            }
+        }
         let mut text = String::new();
         let mut record = |ord: u64, n: u32, tag: usize| {
             if n == 0 {
@@ -269,15 +261,15 @@ impl SegmentCounts {
             }
         };
         for span in &self.spans {
-            if self.dense.is_empty() {
-                for (&ord, &n) in &self.sparse {
+            if dense.is_empty() {
+                for (&ord, &n) in &sparse {
                     if ord >= span.start && ord < span.end {
                         record(ord, n, span.tag);
                     }
                 }
             } else {
                 for ord in span.start..span.end {
-                    let n = self.dense[span.offset + (ord - span.start) as usize];
+                    let n = dense[span.offset + (ord - span.start) as usize];
                     record(ord, n, span.tag);
                 }
             }

@@ -14,27 +14,17 @@
 use std::time::Instant;
 
 use inlet_core::{
-    index::{BATCH, IndexBatch, IndexQuery, SearchIndex, document},
+    index::{BATCH, IndexBatch, SearchIndex, document},
     record::{Extraction, ObjectTypeRef, Record},
-    search::TagFilter,
     time,
 };
 use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
-    bench::percentile,
-    corpus::{pick, source, tags, text, word},
+    bench::time_queries,
+    corpus::{QueryMaker, phrase, source, tags, team_filter, text, words},
 };
-use rand::{Rng, SeedableRng, rngs::StdRng};
+use rand::{SeedableRng, rngs::StdRng};
 use uuid::Uuid;
-
-/// Untimed queries per kind before the timed ones.
-const WARMUP: usize = 5;
-
-type QueryMaker = Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>;
-
-fn words(r: &mut StdRng, n: usize) -> String {
-    (0..n).map(|_| word(pick(r))).collect::<Vec<_>>().join(" ")
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -127,30 +117,10 @@ fn main() {
             "12 words",
             Box::new(|r: &mut StdRng| (words(r, 12), vec![])),
         ),
-        (
-            "phrase",
-            Box::new(|r: &mut StdRng| {
-                (
-                    format!(
-                        "\"{} {}\"",
-                        word(r.random_range(0..10)),
-                        word(r.random_range(0..10))
-                    ),
-                    vec![],
-                )
-            }),
-        ),
+        ("phrase", Box::new(|r: &mut StdRng| (phrase(r), vec![]))),
         (
             "word + tag filter",
-            Box::new(|r: &mut StdRng| {
-                (
-                    words(r, 1),
-                    vec![TagFilter {
-                        tag: "team".into(),
-                        values: vec![format!("team-{}", r.random_range(0..20))],
-                    }],
-                )
-            }),
+            Box::new(|r: &mut StdRng| (words(r, 1), vec![team_filter(r)])),
         ),
         ("browse", Box::new(|_: &mut StdRng| (String::new(), vec![]))),
     ];
@@ -158,33 +128,10 @@ fn main() {
     println!("| query (3 facets) | p50 ms | p95 ms | max ms | mean total |");
     println!("|---|---|---|---|---|");
     for (name, make) in &kinds {
-        let mut times = Vec::with_capacity(queries);
-        let mut total = 0u64;
-        for i in 0..WARMUP + queries {
-            let (text, tags) = make(&mut rng);
-            let query = IndexQuery {
-                workspace_id: ws,
-                text,
-                tags,
-                limit: 20,
-                facet_tags: vec!["color".into(), "team".into(), "status".into()],
-                ..Default::default()
-            };
-            let t = Instant::now();
-            let hits = index.search(&query).expect("search");
-            if i < WARMUP {
-                continue;
-            }
-            times.push(t.elapsed().as_secs_f64() * 1000.0);
-            total += hits.total;
-        }
-        times.sort_by(f64::total_cmp);
+        let t = time_queries(&index, ws, make, &mut rng, queries, true);
         println!(
             "| {name} | {:.1} | {:.1} | {:.1} | {} |",
-            percentile(&times, 0.5),
-            percentile(&times, 0.95),
-            times[times.len() - 1],
-            total / queries as u64
+            t.p50, t.p95, t.max, t.mean_total
         );
     }
 }

@@ -22,27 +22,21 @@
 //! runs the queries against such a kept database without filling it again (the bench's
 //! workspace id is fixed, so a kept database is found again).
 
-use std::{collections::BTreeMap, sync::Arc, time::Instant};
+use std::{sync::Arc, time::Instant};
 
 use inlet_core::{
     RecordStore,
-    index::{IndexQuery, SearchIndex, catch_up, rebuild},
+    index::{SearchIndex, catch_up, rebuild},
     record::{Extraction, RecordKey, RecordWrite, Scope},
-    search::TagFilter,
 };
 use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
-    bench::{database, percentile},
-    corpus::{pick, source, tags, text, word},
+    bench::{database, time_queries},
+    corpus::{QueryMaker, phrase, source, tags, team_filter, text, word, words},
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 const WRITERS: usize = 8;
-/// Untimed queries per kind before the timed ones.
-const WARMUP: usize = 5;
-
-/// Makes one query of a kind: its text and tag filters.
-type QueryMaker = Box<dyn Fn(&mut StdRng) -> (String, Vec<TagFilter>)>;
 
 #[tokio::main]
 async fn main() {
@@ -107,13 +101,7 @@ async fn main() {
             index.size_bytes() as f64 / 1e6
         );
     }
-    let index = Arc::new(index);
-    let indexed = run_queries(&kinds(), queries, |q| {
-        let index = index.clone();
-        async move { index.search(&q.index(ws)).expect("search").total }
-    })
-    .await;
-    print_table(&indexed, queries);
+    run_queries(&index, ws, queries);
     drop(store);
     if keep {
         println!("\nkept: INLET_BENCH_URL='{url}'");
@@ -182,40 +170,6 @@ async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
     );
 }
 
-/// One query of the bench, for either engine.
-struct Query {
-    text: String,
-    tags: Vec<TagFilter>,
-    facets: bool,
-}
-
-const FACETS: [&str; 3] = ["color", "team", "status"];
-
-impl Query {
-    fn facet_tags(&self) -> Vec<String> {
-        if self.facets {
-            FACETS.iter().map(|f| f.to_string()).collect()
-        } else {
-            vec![]
-        }
-    }
-
-    fn index(&self, ws: uuid::Uuid) -> IndexQuery {
-        IndexQuery {
-            workspace_id: ws,
-            text: self.text.clone(),
-            tags: self.tags.clone(),
-            limit: 20,
-            facet_tags: self.facet_tags(),
-            ..IndexQuery::default()
-        }
-    }
-}
-
-fn words(r: &mut StdRng, n: usize) -> String {
-    (0..n).map(|_| word(pick(r))).collect::<Vec<_>>().join(" ")
-}
-
 /// The kinds of query, each with how to make one.
 fn kinds() -> Vec<(&'static str, QueryMaker)> {
     vec![
@@ -245,94 +199,32 @@ fn kinds() -> Vec<(&'static str, QueryMaker)> {
             "12 words",
             Box::new(|r: &mut StdRng| (words(r, 12), vec![])),
         ),
-        (
-            "phrase",
-            Box::new(|r: &mut StdRng| {
-                (
-                    format!(
-                        "\"{} {}\"",
-                        word(r.random_range(0..10)),
-                        word(r.random_range(0..10))
-                    ),
-                    vec![],
-                )
-            }),
-        ),
+        ("phrase", Box::new(|r: &mut StdRng| (phrase(r), vec![]))),
         (
             "word + tag filter",
-            Box::new(|r: &mut StdRng| {
-                (
-                    word(r.random_range(0..50)),
-                    vec![TagFilter {
-                        tag: "team".into(),
-                        values: vec![format!("team-{}", r.random_range(0..20))],
-                    }],
-                )
-            }),
+            Box::new(|r: &mut StdRng| (word(r.random_range(0..50)), vec![team_filter(r)])),
         ),
         ("browse", Box::new(|_: &mut StdRng| (String::new(), vec![]))),
     ]
 }
 
-/// Per (kind, facets): p50, p95, max (ms) and the mean `total`.
-type Results = BTreeMap<(usize, bool), (f64, f64, f64, u64)>;
-
-/// Runs `queries` queries of each kind, without and with facets, through `search` (which
-/// answers the total). The queries are the same in every run (a fixed seed).
-async fn run_queries<F, Fut>(
-    kinds: &[(&'static str, QueryMaker)],
-    queries: usize,
-    search: F,
-) -> Results
-where
-    F: Fn(Query) -> Fut,
-    Fut: std::future::Future<Output = u64>,
-{
-    let mut rng = StdRng::seed_from_u64(99);
-    let mut results = Results::new();
-    for (k, (_, make)) in kinds.iter().enumerate() {
-        for facets in [false, true] {
-            let mut times = Vec::with_capacity(queries);
-            let mut hits = 0u64;
-            // The first WARMUP queries of each kind are run but not timed (caches warm up as
-            // they would on a serving instance).
-            for i in 0..WARMUP + queries {
-                let (text, tags) = make(&mut rng);
-                let query = Query { text, tags, facets };
-                let t = Instant::now();
-                let total = search(query).await;
-                if i < WARMUP {
-                    continue;
-                }
-                times.push(t.elapsed().as_secs_f64() * 1000.0);
-                hits += total;
-            }
-            times.sort_by(f64::total_cmp);
-            results.insert(
-                (k, facets),
-                (
-                    percentile(&times, 0.5),
-                    percentile(&times, 0.95),
-                    times[times.len() - 1],
-                    hits / queries as u64,
-                ),
-            );
-        }
-    }
-    results
-}
-
-/// Prints the results.
-fn print_table(index: &Results, queries: usize) {
+/// Times `queries` queries of each kind, without and with facets, and prints the table. The
+/// queries are the same in every run (a fixed seed).
+fn run_queries(index: &dyn SearchIndex, ws: uuid::Uuid, queries: usize) {
     println!("{queries} timed queries per row, through the search index (every match, ranked)\n");
     println!("| query | facets | p50 ms | p95 ms | max ms | mean total |");
     println!("|---|---|---|---|---|---|");
-    for (k, (name, _)) in kinds().iter().enumerate() {
+    let mut rng = StdRng::seed_from_u64(99);
+    for (name, make) in kinds() {
         for facets in [false, true] {
-            let (p50, p95, max, total) = index[&(k, facets)];
+            let t = time_queries(index, ws, &make, &mut rng, queries, facets);
             println!(
-                "| {name} | {} | {p50:.1} | {p95:.1} | {max:.1} | {total} |",
+                "| {name} | {} | {:.1} | {:.1} | {:.1} | {} |",
                 if facets { "3" } else { "–" },
+                t.p50,
+                t.p95,
+                t.max,
+                t.mean_total
             );
         }
     }
