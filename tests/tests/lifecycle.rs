@@ -188,7 +188,9 @@ async fn full_sync_lifecycle(s: TestServer) {
             "createdDate",
             "modifiedDate",
             "externalChecksum",
-            "modifiedBy"
+            "modifiedBy",
+            // The one addition to spec 2.4 (docs/decisions.md, Uploads): how the file was read.
+            "extraction"
         ]
     );
     assert_eq!(meta["version"], 1);
@@ -248,8 +250,11 @@ async fn full_sync_lifecycle(s: TestServer) {
     .await;
     assert_eq!(resp.status(), 200);
     let same: Value = resp.json().await.unwrap();
+    let mut current = meta.clone();
+    // No file was read, so the answer has no extraction outcome.
+    current.as_object_mut().unwrap().remove("extraction");
     assert_eq!(
-        same, meta,
+        same, current,
         "checksum-equal upload returns the current metadata unchanged"
     );
     let rec = record(&s, &p, "a").await;
@@ -487,9 +492,44 @@ async fn unreadable_files_are_stored_with_empty_content_and_success() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 201);
+    // The upload's answer says why the content is empty.
+    let answer: Value = resp.json().await.unwrap();
+    let failure = answer["extraction"]["failure"].as_str().unwrap_or_default();
+    assert!(!failure.is_empty(), "{answer}");
+    assert_eq!(answer["extraction"]["characters"], 0);
     let rec = record(&s, &p, "noise").await;
     assert_eq!(rec["content"], "");
-    assert!(rec["extraction"]["failure"].is_string(), "{rec}");
+    assert_eq!(rec["extraction"]["failure"], failure, "{rec}");
+    // A readable file's answer names its format; a checksum skip and a metadata read carry
+    // no extraction (no file was read).
+    let resp = upload(
+        &s,
+        &p,
+        "note",
+        &[("externalChecksum", "c1")],
+        &[],
+        "n.txt",
+        "hello there",
+    )
+    .await;
+    let answer: Value = resp.json().await.unwrap();
+    assert_eq!(answer["extraction"]["format"], "text", "{answer}");
+    assert_eq!(answer["extraction"]["characters"], 11, "{answer}");
+    assert!(answer["extraction"].get("failure").is_none(), "{answer}");
+    let resp = upload(
+        &s,
+        &p,
+        "note",
+        &[("externalChecksum", "c1")],
+        &[],
+        "n.txt",
+        "hello there",
+    )
+    .await;
+    let answer: Value = resp.json().await.unwrap();
+    assert!(answer.get("extraction").is_none(), "{answer}");
+    let meta: Value = metadata(&s, &p, "note").await.json().await.unwrap();
+    assert!(meta.get("extraction").is_none(), "{meta}");
     let resp = upload(&s, &p, "empty", &[], &[], "empty.pdf", "").await;
     assert_eq!(resp.status(), 201);
     assert_eq!(record(&s, &p, "empty").await["content"], "");

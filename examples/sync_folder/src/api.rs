@@ -253,6 +253,17 @@ pub struct Metadata {
     pub version: i64,
     /// The stored checksum; absent on a record removed by an earlier sync.
     pub external_checksum: Option<String>,
+    /// How the server's text extraction went; only on an upload that extracted the file.
+    #[serde(default)]
+    pub extraction: Option<Extraction>,
+}
+
+/// How the server read an uploaded file (the fields the tool reads).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Extraction {
+    /// Why the text could not be read (the record is stored with empty content).
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 /// A folder of a HIERARCHICAL tag.

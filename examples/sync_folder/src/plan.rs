@@ -396,6 +396,7 @@ mod tests {
         let meta = |c: Option<&str>| Metadata {
             version: 1,
             external_checksum: c.map(Into::into),
+            extraction: None,
         };
         assert_eq!(decide(None, "x"), Action::Upload { new: true });
         assert_eq!(decide(Some(&meta(Some("x"))), "x"), Action::Touch);

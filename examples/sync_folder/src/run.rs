@@ -38,6 +38,10 @@ pub struct Summary {
     pub removed: Option<u64>,
     /// Files or folders that failed.
     pub failed: u64,
+    /// Files stored with empty content because the server could not read them.
+    pub unreadable: u64,
+    /// The first few of those: externalId and the server's reason.
+    pub unreadable_examples: Vec<(String, String)>,
     /// Files not attempted because an earlier failure made going on pointless.
     pub not_attempted: u64,
     /// File bytes handed to the connection (in a dry run: bytes that would be uploaded).
@@ -116,6 +120,20 @@ impl fmt::Display for Summary {
         }
         if self.interrupted {
             write!(f, " (interrupted)")?;
+        }
+        if self.unreadable > 0 {
+            write!(
+                f,
+                "\nunreadable {} (stored with empty content, not found by search):",
+                self.unreadable
+            )?;
+            for (id, why) in &self.unreadable_examples {
+                write!(f, "\n  {id}: {why}")?;
+            }
+            let more = self.unreadable - self.unreadable_examples.len() as u64;
+            if more > 0 {
+                write!(f, "\n  and {more} more (--verbose lists every one)")?;
+            }
         }
         Ok(())
     }
@@ -275,9 +293,10 @@ async fn resolve(
         .into_iter()
         .find(|s| &s.external_id == external_id);
     if let Some(source) = existing {
-        out.detail(format!(
-            "using source {} ('{}', {})",
-            source.id, source.external_id, source.config.name
+        out.info(format!(
+            "source '{}' already exists (id {}, {}): mirroring into it; to start over instead, \
+             delete it (DELETE /api/v1/sources/{}) or pass another --create-source id",
+            source.external_id, source.id, source.config.name, source.id
         ));
         return pick(&source).map(Some);
     }
@@ -298,7 +317,15 @@ async fn resolve(
     }
     let source = inlet
         .create_source(&plan::source_body(external_id, &name))
-        .await?;
+        .await
+        .map_err(|e| match e.status() {
+            // Created by someone else since the listing: a second run finds it.
+            Some(StatusCode::CONFLICT) => anyhow!(e).context(format!(
+                "source '{external_id}' was created by another client meanwhile; run again to \
+                 mirror into it, or pass another --create-source id"
+            )),
+            _ => anyhow!(e),
+        })?;
     out.info(format!(
         "created source {} ('{external_id}', {name}); later runs find it by --create-source \
          {external_id} or --source {}",
@@ -307,9 +334,16 @@ async fn resolve(
     pick(&source).map(Some)
 }
 
+/// How many unreadable files the summary names.
+const UNREADABLE_EXAMPLES: usize = 5;
+
 /// What one file came to.
 enum Done {
-    Uploaded { how: &'static str },
+    /// `unreadable` carries the server's reason when it could not extract the file's text.
+    Uploaded {
+        how: &'static str,
+        unreadable: Option<String>,
+    },
     Touched,
     NotAttempted,
 }
@@ -357,7 +391,8 @@ impl Job<'_> {
             .map(|f| tag_header_value(&self.layout.tag.external_id, f))
             .collect();
         let url = plan::external_url(self.link_prefix, &file.external_id);
-        self.inlet
+        let stored_now = self
+            .inlet
             .upload(
                 &self.layout.target,
                 self.sync_number,
@@ -375,6 +410,7 @@ impl Job<'_> {
             .await?;
         Ok(Done::Uploaded {
             how: upload_reason(stored.as_ref()),
+            unreadable: stored_now.extraction.and_then(|e| e.failure),
         })
     }
 }
@@ -553,9 +589,18 @@ async fn mirror_in_sync(
         out.bar.inc(1);
         out.bar.set_message(file.external_id.clone());
         match result {
-            Ok(Done::Uploaded { how }) => {
+            Ok(Done::Uploaded { how, unreadable }) => {
                 summary.uploaded += 1;
                 out.detail(format!("uploaded {} ({how})", file.external_id));
+                if let Some(why) = unreadable {
+                    out.detail(format!("  the server could not read its text: {why}"));
+                    summary.unreadable += 1;
+                    if summary.unreadable_examples.len() < UNREADABLE_EXAMPLES {
+                        summary
+                            .unreadable_examples
+                            .push((file.external_id.clone(), why));
+                    }
+                }
             }
             Ok(Done::Touched) => {
                 summary.touched += 1;
@@ -742,6 +787,28 @@ mod tests {
         assert!(dry.to_string().starts_with(
             "summary (dry run, nothing changed): would upload 1, would touch 0, would remove 2,"
         ));
+        let unreadable = Summary {
+            uploaded: 7,
+            unreadable: 7,
+            unreadable_examples: (0..5)
+                .map(|i| (format!("scan{i}.png"), "unrecognized format".to_string()))
+                .collect(),
+            sync: Some((5, Closed::Complete)),
+            ..Summary::default()
+        };
+        assert!(
+            unreadable.succeeded(),
+            "unreadable files are stored, not failed"
+        );
+        let text = unreadable.to_string();
+        assert!(
+            text.contains("\nunreadable 7 (stored with empty content, not found by search):\n  scan0.png: unrecognized format\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n  and 2 more (--verbose lists every one)"),
+            "{text}"
+        );
         let no_sync = Summary::default();
         assert!(
             !no_sync.succeeded(),

@@ -585,6 +585,61 @@ async fn a_failing_file_closes_the_sync_with_fail() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_files_are_named_and_an_existing_source_is_explained() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(root.join("a.txt"), "alpha").unwrap();
+    // Bytes no extractor recognizes (xorshift noise): stored with empty content by the server.
+    let mut x: u32 = 0x1234_5678;
+    let noise: Vec<u8> = (0..16 * 1024)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect();
+    fs::write(root.join("noise.bin"), noise).unwrap();
+    let args = [
+        "--user",
+        ADMIN_EMAIL,
+        "--token",
+        ADMIN_TOKEN,
+        "--create-source",
+        "mirror",
+        root.to_str().unwrap(),
+    ];
+    let run = sync_folder(&server, &args).await;
+    run.assert_ok();
+    assert_eq!(run.count("uploaded"), 2, "{}", run.summary());
+    assert!(
+        run.stdout.contains(
+            "\nunreadable 1 (stored with empty content, not found by search):\n  noise.bin: "
+        ),
+        "{}",
+        run.stdout
+    );
+
+    // The second run says the externalId exists and what to do to start over.
+    let run = sync_folder(&server, &args).await;
+    run.assert_ok();
+    assert!(
+        run.stdout.contains("source 'mirror' already exists")
+            && run.stdout.contains("DELETE /api/v1/sources/")
+            && run.stdout.contains("pass another --create-source id"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.count("touched"), 2, "{}", run.summary());
+    assert!(
+        !run.stdout.contains("unreadable"),
+        "nothing was read: {}",
+        run.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unusable_sources_credentials_and_open_syncs_are_refused_clearly() {
     let server = TestServer::start().await;
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use inlet_core::{
-    record::{ObjectTypeRef, Record},
+    record::{Extraction, ObjectTypeRef, Record},
     source as core_source,
     sync::{self as core_sync, SyncRun},
     time,
@@ -554,6 +554,11 @@ pub struct RecordMetadata {
     pub external_checksum: Option<String>,
     /// Who last stored content.
     pub modified_by: ModifiedBy,
+    /// How this request's file extraction went: present only on an upload that extracted a
+    /// file (not on a checksum skip, a JSON push or a metadata read). An addition to spec 2.4:
+    /// a file that cannot be read is still stored with empty content, and this says why.
+    #[oai(skip_serializing_if_is_none)]
+    pub extraction: Option<ExtractionOut>,
 }
 
 impl From<&Record> for RecordMetadata {
@@ -569,6 +574,18 @@ impl From<&Record> for RecordMetadata {
             modified_by: ModifiedBy {
                 email: r.modified_by.clone(),
             },
+            extraction: None,
+        }
+    }
+}
+
+impl From<&Extraction> for ExtractionOut {
+    fn from(e: &Extraction) -> Self {
+        Self {
+            format: e.format.clone(),
+            characters: e.chars,
+            truncated: e.truncated,
+            failure: e.failure.clone(),
         }
     }
 }
@@ -649,12 +666,7 @@ impl From<Record> for RecordOut {
                 .collect(),
             sync_number: r.sync_number,
             removed: r.removed,
-            extraction: ExtractionOut {
-                format: r.extraction.format,
-                characters: r.extraction.chars,
-                truncated: r.extraction.truncated,
-                failure: r.extraction.failure,
-            },
+            extraction: ExtractionOut::from(&r.extraction),
         }
     }
 }

@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use super::{
     ApiTags,
-    dto::{RecordMetadata, RecordOut},
+    dto::{ExtractionOut, RecordMetadata, RecordOut},
     object_type,
     syncs::ensure_open,
 };
@@ -109,6 +109,8 @@ struct Content {
     url: Option<String>,
     content: String,
     extraction: Extraction,
+    /// Whether a file was extracted for this write (the answer then says how it went).
+    extracted_file: bool,
 }
 
 /// The parts of a write every record endpoint shares.
@@ -151,6 +153,9 @@ impl Write<'_> {
             }
         }
         let content = build.await?;
+        let reported = content
+            .extracted_file
+            .then(|| ExtractionOut::from(&content.extraction));
         let outcome = records
             .put_record(RecordWrite {
                 key: self.key,
@@ -165,7 +170,10 @@ impl Write<'_> {
                 modified_by: self.principal.email.clone(),
             })
             .await?;
-        let meta = Json(RecordMetadata::from(&outcome.record));
+        let meta = Json(RecordMetadata {
+            extraction: reported,
+            ..RecordMetadata::from(&outcome.record)
+        });
         Ok(if outcome.created {
             Uploaded::Created(meta)
         } else {
@@ -249,16 +257,18 @@ fn structured_content(
     ot: &ObjectType,
     record: &serde_json::Value,
     external_url: Option<String>,
-    extraction: Extraction,
+    extraction: Option<Extraction>,
 ) -> Result<Content, ApiError> {
     let built = structured::build(ot, record)?;
+    let extracted_file = extraction.is_some();
     Ok(Content {
         title: built.title,
         file_name: None,
         url: built.url.or(external_url),
+        extracted_file,
         extraction: Extraction {
             chars: built.content.chars().count() as u64,
-            ..extraction
+            ..extraction.unwrap_or_default()
         },
         content: built.content,
     })
@@ -325,7 +335,7 @@ impl ObjectsApi {
                     input::check_json("the record's JSON", &record)?;
                     let extracted = extraction::extract(state, file.file, &label).await;
                     structured::place_text(&mut record, &field.content_selector, extracted.text)?;
-                    structured_content(&ot, &record, external_url, extracted.extraction)
+                    structured_content(&ot, &record, external_url, Some(extracted.extraction))
                 })
                 .await;
         }
@@ -342,6 +352,7 @@ impl ObjectsApi {
                     url: external_url,
                     content: extracted.text,
                     extraction: extracted.extraction,
+                    extracted_file: true,
                 })
             })
             .await
@@ -400,9 +411,7 @@ impl ObjectsApi {
         input::check_json("the record's JSON", &record)?;
         let external_url = external_url.0;
         write
-            .store(async move {
-                structured_content(&ot, &record, external_url, Extraction::default())
-            })
+            .store(async move { structured_content(&ot, &record, external_url, None) })
             .await
     }
 
