@@ -195,6 +195,29 @@ pub fn grant_of<S: AsRef<str>>(scopes: &[S]) -> Option<Grant> {
     grant
 }
 
+/// What a token issued with `token_scopes` may do now that its client has `client_scopes`: the
+/// lesser of the two grants, so narrowing a client's scopes narrows its existing tokens; `None`
+/// when nothing is left.
+pub fn current_grant<A: AsRef<str>, B: AsRef<str>>(
+    token_scopes: &[A],
+    client_scopes: &[B],
+) -> Option<Grant> {
+    match (grant_of(token_scopes)?, grant_of(client_scopes)?) {
+        (Grant::ReadWrite, Grant::ReadWrite) => Some(Grant::ReadWrite),
+        _ => Some(Grant::ReadOnly),
+    }
+}
+
+impl Grant {
+    /// The scope string tokens with this grant carry when it had to be narrowed.
+    pub fn scope(self) -> &'static str {
+        match self {
+            Self::ReadWrite => "*:*",
+            Self::ReadOnly => "read:*",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,5 +253,15 @@ mod tests {
         assert_eq!(grant_of(&["*:*"]), Some(Grant::ReadWrite));
         assert_eq!(grant_of(&["other"]), None);
         assert_eq!(grant_of::<&str>(&[]), None);
+    }
+
+    #[test]
+    fn a_narrowed_client_narrows_its_tokens() {
+        let g = |t: &[&str], c: &[&str]| current_grant(t, c);
+        assert_eq!(g(&["default"], &["default"]), Some(Grant::ReadWrite));
+        assert_eq!(g(&["default"], &["read:*"]), Some(Grant::ReadOnly));
+        assert_eq!(g(&["read:*"], &["*:*"]), Some(Grant::ReadOnly));
+        assert_eq!(g(&["default"], &[]), None);
+        assert_eq!(Grant::ReadOnly.scope(), "read:*");
     }
 }

@@ -1501,6 +1501,57 @@ pub async fn tokens_revoke_by_token_grant_and_client(store: &dyn TokenStore) {
     );
 }
 
+/// Switching OAuth off revokes every token and unused code of the workspace (and only of it);
+/// switching it on again revives none.
+pub async fn disabling_oauth_revokes_the_workspace_grants(store: &dyn TokenStore) {
+    let user = new_user(store).await;
+    let other = new_user(store).await;
+    let ws = store
+        .workspace_by_id(user.workspace_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut grants = Vec::new();
+    for u in [&user, &other] {
+        let client = new_client(u.workspace_id);
+        store.create_client(&client).await.unwrap();
+        let used = code_for(&client, u);
+        store.save_code(&used).await.unwrap();
+        let unused = code_for(&client, u);
+        store.save_code(&unused).await.unwrap();
+        let tokens = [
+            token_for(&used, TokenKind::Access),
+            token_for(&used, TokenKind::Refresh),
+        ];
+        for t in &tokens {
+            store.save_token(t).await.unwrap();
+        }
+        grants.push((unused, tokens));
+    }
+    assert!(store.set_oauth_enabled(&ws.name, false).await.unwrap());
+    assert!(store.set_oauth_enabled(&ws.name, true).await.unwrap());
+    let (unused, tokens) = &grants[0];
+    for t in tokens {
+        assert_eq!(store.token(&t.token_hash).await.unwrap(), None);
+    }
+    assert_eq!(
+        store.redeem_code(&unused.code_hash).await.unwrap(),
+        Redemption::Unknown
+    );
+    let (unused, tokens) = &grants[1];
+    for t in tokens {
+        assert_eq!(
+            store.token(&t.token_hash).await.unwrap().as_ref(),
+            Some(t),
+            "another workspace keeps its tokens"
+        );
+    }
+    assert!(matches!(
+        store.redeem_code(&unused.code_hash).await.unwrap(),
+        Redemption::Redeemed(_)
+    ));
+}
+
 /// Sessions round-trip and end; rate windows count per key and start over in a new window.
 pub async fn sessions_and_rate_windows(store: &dyn TokenStore) {
     let user = new_user(store).await;
@@ -2244,6 +2295,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, oauth_clients_roundtrip, ref);
         $crate::conformance_tests!(@case $make, $cleanup, codes_redeem_exactly_once, store);
         $crate::conformance_tests!(@case $make, $cleanup, tokens_revoke_by_token_grant_and_client, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, disabling_oauth_revokes_the_workspace_grants, ref);
         $crate::conformance_tests!(@case $make, $cleanup, sessions_and_rate_windows, ref);
         $crate::conformance_tests!(@search $make, $cleanup, $index, search_finds_words_and_respects_liveness);
         $crate::conformance_tests!(@search $make, $cleanup, $index, search_ranks_and_pages);

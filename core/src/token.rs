@@ -131,6 +131,8 @@ pub trait TokenStore: Send + Sync + 'static {
     /// The workspace with this id.
     async fn workspace_by_id(&self, id: WorkspaceId) -> Result<Option<Workspace>>;
     /// Switches OAuth on or off for a workspace; false when there is no such workspace.
+    /// Switching it off also revokes, in the same transaction, every OAuth token and unused
+    /// code of the workspace's clients: switching it on again revives none of them.
     async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool>;
     /// The user with this id.
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>>;

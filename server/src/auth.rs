@@ -16,7 +16,7 @@ use argon2::{
 };
 use inlet_core::{
     Error, TokenStore,
-    oauth::{self, Grant, TokenKind},
+    oauth::{Grant, TokenKind},
     time,
     token::{Access, ApiToken, DEFAULT_WORKSPACE, Principal, Role, User, Workspace},
 };
@@ -221,10 +221,10 @@ async fn check_bearer(req: &Request, token: &str) -> poem::Result<Principal> {
         .await
         .map_err(ApiError::from)?
         .ok_or_else(|| ApiError::invalid_token("the token's user no longer exists"))?;
-    let access = match oauth::grant_of(&oauth::parse_scopes(&stored.scope)) {
-        Some(Grant::ReadWrite) => Access::ReadWrite,
-        Some(Grant::ReadOnly) => Access::ReadOnly,
-        None => return Err(ApiError::invalid_token("the token has no usable scope").into()),
+    let access = match crate::oauth::token_standing(state, &stored).await? {
+        Ok(standing) if standing.grant == Grant::ReadWrite => Access::ReadWrite,
+        Ok(_) => Access::ReadOnly,
+        Err(why) => return Err(ApiError::invalid_token(why).into()),
     };
     Ok(Principal {
         access,

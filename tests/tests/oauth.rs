@@ -1054,3 +1054,188 @@ async fn unknown_emails_cost_a_password_check() {
         "unknown e-mail {unknown:?}, wrong password {known:?}"
     );
 }
+
+/// A refresh-token grant for `client`.
+async fn refresh(
+    server: &TestServer,
+    client: &inlet_tests::oauth::TestClient,
+    refresh_token: &str,
+) -> (u16, Value) {
+    token_query(
+        server,
+        &[
+            ("client_id", &client.id),
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_secret", &client.secret),
+        ],
+    )
+    .await
+}
+
+/// Replaces `client`'s scopes and redirect URIs through the API.
+async fn update_client(
+    server: &TestServer,
+    client: &inlet_tests::oauth::TestClient,
+    scopes: &[&str],
+    redirects: &[&str],
+) {
+    let resp = server
+        .req(Method::PUT, &format!("/oauthclients/{}", client.id))
+        .json(&json!({"name": "Acme Sync", "description": "Keeps your Acme files in Inlet.", "redirectUris": redirects, "scopes": scopes}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
+}
+
+/// Access withdrawn by the administrator or the operator stops tokens and codes at once:
+/// narrowed scopes narrow existing tokens, a removed redirect URI fails its unused codes, and
+/// switching OAuth off fails every token of the workspace, for good.
+async fn withdrawn_access_stops(server: TestServer) {
+    let client = create_client(&server, &["default"]).await;
+    let params = auth_params(&client, "default", "s");
+    let (status, tokens) = exchange(
+        &server,
+        &client,
+        &Browser::new(&server).admin_code(&params).await,
+    )
+    .await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let refresh_token = tokens["refresh_token"].as_str().unwrap().to_string();
+    let unused = Browser::new(&server).admin_code(&params).await;
+    let create_source = |token: String| {
+        let server = &server;
+        async move {
+            server
+                .client
+                .post(server.url("/sources"))
+                .bearer_auth(token)
+                .json(&inlet_tests::record_source(
+                    &uuid::Uuid::new_v4().to_string(),
+                ))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    assert_eq!(create_source(access.clone()).await, 201);
+
+    // Narrowed to read:*: the same access token now reads but cannot write; a refresh issues a
+    // read:* token; the unused code (approved for default) is refused.
+    update_client(&server, &client, &["read:*"], &[REDIRECT_URI]).await;
+    assert_eq!(create_source(access.clone()).await, 403);
+    assert_eq!(
+        bearer(&server, Method::GET, "/sources", &access)
+            .await
+            .status(),
+        200
+    );
+    let (status, narrowed) = refresh(&server, &client, &refresh_token).await;
+    assert_eq!(status, 200, "{narrowed}");
+    assert_eq!(narrowed["scope"], "read:*");
+    let (status, err) = exchange(&server, &client, &unused).await;
+    assert_eq!(
+        (status, &err["error"]),
+        (400, &json!("invalid_scope")),
+        "{err}"
+    );
+
+    // The redirect URI removed: a code issued for it is refused, saying why.
+    update_client(
+        &server,
+        &client,
+        &["default"],
+        &[REDIRECT_URI, "https://new.example.test/cb"],
+    )
+    .await;
+    let code = Browser::new(&server).admin_code(&params).await;
+    update_client(
+        &server,
+        &client,
+        &["default"],
+        &["https://new.example.test/cb"],
+    )
+    .await;
+    let (status, err) = exchange(&server, &client, &code).await;
+    assert_eq!(
+        (status, &err["error"]),
+        (400, &json!("invalid_grant")),
+        "{err}"
+    );
+    assert!(
+        err["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("redirect_uri was removed from the client"),
+        "{err}"
+    );
+
+    // OAuth switched off by the operator (what `inlet admin oauth --disable` does): access and
+    // refresh tokens fail at once, and switching it on again revives neither.
+    update_client(&server, &client, &["default"], &[REDIRECT_URI]).await;
+    let (status, tokens) = exchange(
+        &server,
+        &client,
+        &Browser::new(&server).admin_code(&params).await,
+    )
+    .await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let refresh_token = tokens["refresh_token"].as_str().unwrap().to_string();
+    let tokens_store = &server.state.tokens;
+    assert!(
+        tokens_store
+            .set_oauth_enabled("default", false)
+            .await
+            .unwrap()
+    );
+    let resp = bearer(&server, Method::GET, "/sources", &access).await;
+    assert_eq!(resp.status(), 401);
+    let (status, err) = refresh(&server, &client, &refresh_token).await;
+    assert_eq!(
+        (status, &err["error"]),
+        (400, &json!("invalid_grant")),
+        "{err}"
+    );
+    assert!(
+        tokens_store
+            .set_oauth_enabled("default", true)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        bearer(&server, Method::GET, "/sources", &access)
+            .await
+            .status(),
+        401,
+        "re-enabling revives nothing"
+    );
+    let (status, err) = refresh(&server, &client, &refresh_token).await;
+    assert_eq!(
+        (status, &err["error"]),
+        (400, &json!("invalid_grant")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn withdrawn_access_stops_on_memory() {
+    withdrawn_access_stops(TestServer::start().await).await;
+}
+
+#[tokio::test]
+async fn withdrawn_access_stops_on_sqlite() {
+    withdrawn_access_stops(TestServer::start_sqlite().await).await;
+}
+
+#[tokio::test]
+async fn withdrawn_access_stops_on_postgres() {
+    let Some(schema) = inlet_tests::postgres::Schema::for_test().await else {
+        return;
+    };
+    withdrawn_access_stops(TestServer::start_on(&schema.url, Default::default()).await).await;
+    schema.drop().await;
+}

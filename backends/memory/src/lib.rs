@@ -699,13 +699,16 @@ impl TokenStore for MemoryStore {
 
     async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool> {
         let mut st = self.state.lock();
-        Ok(match st.workspaces.iter_mut().find(|w| w.name == name) {
-            Some(w) => {
-                w.oauth_enabled = enabled;
-                true
-            }
-            None => false,
-        })
+        let Some(w) = st.workspaces.iter_mut().find(|w| w.name == name) else {
+            return Ok(false);
+        };
+        w.oauth_enabled = enabled;
+        let workspace = w.id;
+        if !enabled {
+            st.oauth_tokens.retain(|_, t| t.workspace_id != workspace);
+            st.codes.retain(|_, (c, _)| c.workspace_id != workspace);
+        }
+        Ok(true)
     }
 
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>> {

@@ -208,14 +208,32 @@ impl TokenStore for SeaOrmStore {
 
     async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool> {
         let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
         let n = exec(
-            &self.db,
+            &txn,
             self.stmt(
                 "UPDATE workspaces SET oauth_enabled = $1 WHERE name = $2",
                 vec![enabled.into(), name.to_string().into()],
             ),
         )
         .await?;
+        if n > 0 && !enabled {
+            for table in ["oauth_tokens", "oauth_codes"] {
+                exec(
+                    &txn,
+                    self.stmt(
+                        &format!(
+                            "DELETE FROM {table} WHERE client_id IN (SELECT c.id FROM \
+                             oauth_clients c JOIN workspaces w ON w.id = c.workspace_id \
+                             WHERE w.name = $1)"
+                        ),
+                        vec![name.to_string().into()],
+                    ),
+                )
+                .await?;
+            }
+        }
+        txn.commit().await.map_err(db_error)?;
         Ok(n > 0)
     }
 

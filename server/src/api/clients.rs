@@ -271,7 +271,10 @@ impl ClientsApi {
         Ok(Json(owned(&state, &admin, client_id.0).await?.into()))
     }
 
-    /// Replace an OAuth2 client's fields (same body as create). Issued tokens stay valid.
+    /// Replace an OAuth2 client's fields (same body as create). Issued tokens keep working
+    /// within the new scopes: narrowing the scopes narrows them at their next use (a refresh
+    /// then issues the narrower scope), and removing a redirect URI makes unused codes issued
+    /// for it fail.
     #[oai(
         path = "/oauthclients/:clientId",
         method = "put",

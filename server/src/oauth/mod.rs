@@ -6,7 +6,10 @@ pub mod pages;
 mod token;
 mod web;
 
-use inlet_core::{oauth::OAuthClient, time};
+use inlet_core::{
+    oauth::{self, Grant, OAuthClient, OAuthToken},
+    time,
+};
 use poem::{Request, Route, get};
 use rand::Rng;
 use subtle::ConstantTimeEq;
@@ -111,6 +114,44 @@ pub async fn authenticate_client(
     };
     let client = state.tokens.client(id).await?;
     Ok(client.filter(|c| secrets_equal(&c.secret, secret)))
+}
+
+/// What a stored OAuth token may still do.
+pub struct Standing {
+    /// Read/write or read-only.
+    pub grant: Grant,
+    /// The token's scope, or the narrower one its client now allows.
+    pub scope: String,
+}
+
+/// What a stored OAuth token may do now, or why it may do nothing: its workspace's OAuth is
+/// switched off, its client is gone, or the client's scopes no longer cover any of its own
+/// (narrowing a client's scopes narrows its tokens at their next use).
+pub async fn token_standing(
+    state: &AppState,
+    token: &OAuthToken,
+) -> Result<Result<Standing, &'static str>, ApiError> {
+    let enabled = state
+        .tokens
+        .workspace_by_id(token.workspace_id)
+        .await?
+        .is_some_and(|w| w.oauth_enabled);
+    if !enabled {
+        return Ok(Err("OAuth is disabled for this workspace"));
+    }
+    let Some(client) = state.tokens.client(token.client_id).await? else {
+        return Ok(Err("the token's client no longer exists"));
+    };
+    let scopes = oauth::parse_scopes(&token.scope);
+    let Some(grant) = oauth::current_grant(&scopes, &client.scopes) else {
+        return Ok(Err("the client no longer has any of the token's scopes"));
+    };
+    let scope = if oauth::grant_of(&scopes) == Some(grant) {
+        token.scope.clone()
+    } else {
+        grant.scope().to_string()
+    };
+    Ok(Ok(Standing { grant, scope }))
 }
 
 /// The base URL the service is reached at: `--public-url`, else from the request's Host.

@@ -27,7 +27,7 @@ use uuid::Uuid;
 
 use super::{
     TOKEN_FAILURES, authenticate_client, base_url, identity_key, new_secret, remote_key,
-    stored_hash,
+    stored_hash, token_standing,
 };
 use crate::{problem::ApiError, state::AppState};
 
@@ -473,6 +473,14 @@ async fn code_grant(
             )));
         }
     }
+    // Access withdrawn since the user approved: the redirect URI removed, OAuth switched off,
+    // or the client's scopes narrowed below what was approved.
+    if !super::web::redirect_allowed(&client.redirect_uris, &code.redirect_uri) {
+        return Ok(Err(fail(
+            "invalid_grant",
+            burned("the authorization request's redirect_uri was removed from the client"),
+        )));
+    }
     let scope = p
         .get("scope")
         .map_or_else(|| code.scope.clone(), str::to_string);
@@ -488,6 +496,16 @@ async fn code_grant(
         expires_at: None,
         created_date: time::now(),
     };
+    match token_standing(state, &base).await? {
+        Err(why) => return Ok(Err(fail("invalid_grant", burned(why)))),
+        Ok(standing) if standing.scope != code.scope => {
+            return Ok(Err(fail(
+                "invalid_scope",
+                burned("the client's scopes were narrowed after the user approved"),
+            )));
+        }
+        Ok(_) => {}
+    }
     let access = tri!(issue(state, TokenKind::Access, &base).await?);
     let refresh = tri!(issue(state, TokenKind::Refresh, &base).await?);
     Ok(Ok(TokenResponse {
@@ -516,10 +534,16 @@ async fn refresh_grant(
             "the refresh token is invalid or revoked",
         )));
     };
+    // What the token may still do: nothing once OAuth is off; less once the client's scopes
+    // were narrowed (the new access token carries the narrowed scope).
+    let held = match token_standing(state, &stored).await? {
+        Err(why) => return Ok(Err(fail("invalid_grant", why))),
+        Ok(standing) => standing.scope,
+    };
     let scope = match p.get("scope") {
         Some(requested) => {
             let wanted = oauth::parse_scopes(requested);
-            if !oauth::is_subset(&wanted, &oauth::parse_scopes(&stored.scope)) {
+            if !oauth::is_subset(&wanted, &oauth::parse_scopes(&held)) {
                 return Ok(Err(fail(
                     "invalid_scope",
                     "a refresh may narrow the scope but not widen it",
@@ -527,7 +551,7 @@ async fn refresh_grant(
             }
             requested.to_string()
         }
-        None => stored.scope.clone(),
+        None => held,
     };
     let email = tri!(user_email(state, stored.user_id).await?);
     let base = OAuthToken {
@@ -734,10 +758,13 @@ impl OAuthApi {
         else {
             return Ok(OAuthResult::ok(Introspection::inactive()));
         };
+        let Ok(standing) = token_standing(&state, &t).await? else {
+            return Ok(OAuthResult::ok(Introspection::inactive()));
+        };
         let user = state.tokens.user_by_id(t.user_id).await?;
         Ok(OAuthResult::ok(Introspection {
             active: user.is_some(),
-            scope: Some(t.scope.clone()),
+            scope: Some(standing.scope),
             client_id: Some(t.client_id.to_string()),
             username: user.map(|u| u.email),
             token_type: Some(

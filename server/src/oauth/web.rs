@@ -142,7 +142,7 @@ fn redirect_error(v: &Valid, error: &str, description: &str) -> Response {
 /// registered `http` URI on the loopback address `127.0.0.1` or `[::1]` with any port, as a
 /// native app listens on whatever port it was given. `localhost` is matched exactly only
 /// (RFC 8252 8.3: it may resolve elsewhere).
-fn redirect_allowed(registered: &[String], requested: &str) -> bool {
+pub(super) fn redirect_allowed(registered: &[String], requested: &str) -> bool {
     if registered.iter().any(|r| r == requested) {
         return true;
     }
