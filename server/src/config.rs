@@ -41,7 +41,8 @@ pub struct Settings {
     /// Characters of text kept per file.
     pub max_chars: usize,
     /// The URL users and clients reach the service at (`--public-url`): the OAuth issuer, and
-    /// `Secure` session cookies when https. Derived from the Host header when absent.
+    /// `Secure` session cookies when https. When absent, [`crate::serve`] sets it from the
+    /// bound address (with a warning); it never comes from a request's `Host` header.
     pub public_url: Option<String>,
     /// How long a shutdown waits for requests in flight (uploads included) to finish.
     pub shutdown_grace: Duration,
@@ -55,6 +56,9 @@ pub struct Settings {
     pub max_connections: usize,
     /// `/readyz` answers 200 before the search index has been built.
     pub serve_while_indexing: bool,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`); from
+    /// any other peer the header is ignored and the socket's address is the client's.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Default for Settings {
@@ -65,6 +69,7 @@ impl Default for Settings {
             extraction_timeout: DEFAULT_EXTRACTION_TIMEOUT,
             max_chars: inlet_core::extract::MAX_CHARS,
             public_url: None,
+            trusted_proxies: Vec::new(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_idle_timeout: DEFAULT_BODY_IDLE_TIMEOUT,
@@ -72,5 +77,50 @@ impl Default for Settings {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             serve_while_indexing: false,
         }
+    }
+}
+
+/// Parses a `--trusted-proxy` value: a CIDR block (`10.0.0.0/8`) or one address.
+pub fn parse_proxy(value: &str) -> Result<ipnet::IpNet, String> {
+    let value = value.trim();
+    value
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| value.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("'{value}' is neither an address nor a CIDR block (10.0.0.0/8)"))
+}
+
+/// The service URL a bound address gives when no `--public-url` is set: `http://` and the
+/// address, an unspecified one (`0.0.0.0`, `[::]`) shown as the loopback address of its family.
+pub fn url_of_bound(addr: std::net::SocketAddr) -> String {
+    let ip = match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    format!("http://{}", std::net::SocketAddr::new(ip, addr.port()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_proxy, url_of_bound};
+
+    #[test]
+    fn proxies_are_blocks_or_addresses() {
+        assert_eq!(parse_proxy("10.0.0.0/8").unwrap().to_string(), "10.0.0.0/8");
+        assert_eq!(
+            parse_proxy(" 192.0.2.1 ").unwrap().to_string(),
+            "192.0.2.1/32"
+        );
+        assert_eq!(parse_proxy("::1").unwrap().to_string(), "::1/128");
+        assert!(parse_proxy("proxy.local").unwrap_err().contains("CIDR"));
+    }
+
+    #[test]
+    fn a_bound_address_gives_a_reachable_url() {
+        let url = |a: &str| url_of_bound(a.parse().unwrap());
+        assert_eq!(url("127.0.0.1:8080"), "http://127.0.0.1:8080");
+        assert_eq!(url("0.0.0.0:80"), "http://127.0.0.1:80");
+        assert_eq!(url("[::]:8080"), "http://[::1]:8080");
+        assert_eq!(url("192.0.2.7:9000"), "http://192.0.2.7:9000");
     }
 }

@@ -192,6 +192,24 @@ pub async fn serve(
             None => tracing::info!("listening on {addr}"),
         }
     }
+    let state = match (&state.settings.public_url, acceptor.local_addr().first()) {
+        (None, Some(addr)) => match addr.as_socket_addr() {
+            Some(addr) => {
+                let url = config::url_of_bound(*addr);
+                tracing::warn!(
+                    "no --public-url: the OAuth issuer and the service's own links use {url} \
+                     (the bound address); set --public-url to the URL users and clients reach"
+                );
+                let settings = Settings {
+                    public_url: Some(url),
+                    ..(*state.settings).clone()
+                };
+                state.with_settings(settings)
+            }
+            None => state,
+        },
+        _ => state,
+    };
     state.start_indexing();
     let limits = conn::Limits::from(state.settings.as_ref());
     // Boxed: the middleware stack's type is too deep for the connection future's layout.

@@ -101,6 +101,17 @@ struct ServeArgs {
     /// returns what has been indexed so far).
     #[arg(long, env = "INLET_SERVE_WHILE_INDEXING")]
     serve_while_indexing: bool,
+    /// A reverse proxy (address or CIDR block; repeatable, or comma-separated in the
+    /// environment) whose `X-Forwarded-For` header names the client for the per-address
+    /// limits. From any other peer the header is ignored.
+    #[arg(
+        long = "trusted-proxy",
+        env = "INLET_TRUSTED_PROXIES",
+        value_name = "CIDR",
+        value_delimiter = ',',
+        value_parser = config::parse_proxy
+    )]
+    trusted_proxy: Vec<ipnet::IpNet>,
 }
 
 /// How `inlet serve` writes its log.
@@ -293,6 +304,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         keep_alive_timeout: Duration::from_secs(args.keep_alive_timeout_secs.max(1)),
         max_connections: args.max_connections.max(1),
         serve_while_indexing: args.serve_while_indexing,
+        trusted_proxies: args.trusted_proxy.clone(),
         ..defaults
     };
     let index_dir = args

@@ -59,6 +59,12 @@ impl AppState {
         self
     }
 
+    /// The same state with other settings (the extraction permits stay as they were made).
+    pub fn with_settings(mut self, settings: Settings) -> Self {
+        self.settings = Arc::new(settings);
+        self
+    }
+
     /// Starts following the store's write log into the index (once).
     pub fn start_indexing(&self) {
         self.indexer.start(self.records.clone(), self.index.clone());

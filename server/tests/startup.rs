@@ -108,6 +108,13 @@ async fn start_up_creates_the_sqlite_file_and_logs_plain_summary_lines() {
         !log.contains('\u{1b}'),
         "colour codes in a non-terminal log:\n{log}"
     );
+    // No --public-url: the issuer is the bound address, and the log says to set it.
+    assert!(
+        log.contains(&format!(
+            "no --public-url: the OAuth issuer and the service's own links use {url}"
+        )),
+        "{log}"
+    );
     let summary: Vec<&str> = log.lines().filter(|l| l.contains("migration")).collect();
     assert_eq!(summary.len(), 1, "{log}");
     assert!(

@@ -43,7 +43,14 @@ def browser_approve(inlet, authorize_url: str, decision: str = "approve") -> str
     fields = {k: v[0] for k, v in query.items()}
     login = browser.post(
         f"{inlet.base}/oauth/authorize",
-        data={**fields, "step": "login", "email": ADMIN_EMAIL, "password": ADMIN_PASSWORD},
+        data={
+            **fields,
+            "step": "login",
+            "email": ADMIN_EMAIL,
+            "password": ADMIN_PASSWORD,
+            # The sign-in form's anti-forgery token, bound to the pre-login cookie the page set.
+            "login_token": re.search(r'name="login_token" value="([^"]+)"', page.text).group(1),
+        },
         allow_redirects=False,
     )
     assert login.status_code == 303, login.text

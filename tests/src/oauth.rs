@@ -47,7 +47,10 @@ pub async fn create_client(server: &TestServer, scopes: &[&str]) -> TestClient {
 pub struct Browser {
     http: Client,
     base: String,
-    cookie: Option<String>,
+    /// Cookies by name, as the server set them.
+    cookies: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
+    /// The sign-in form's anti-forgery token from the last sign-in page shown.
+    login_token: std::sync::Mutex<Option<String>>,
 }
 
 /// What the final redirect carried.
@@ -82,7 +85,35 @@ impl Browser {
                 .build()
                 .expect("client"),
             base: server.base.clone(),
-            cookie: None,
+            cookies: Default::default(),
+            login_token: Default::default(),
+        }
+    }
+
+    /// The `Cookie` header value, if any cookie is kept.
+    fn cookie_header(&self) -> Option<String> {
+        let cookies = self.cookies.lock().expect("cookies");
+        (!cookies.is_empty()).then(|| {
+            cookies
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+
+    /// Keeps the cookies a response sets.
+    fn keep_cookies(&self, resp: &reqwest::Response) {
+        let mut cookies = self.cookies.lock().expect("cookies");
+        for set in resp.headers().get_all("set-cookie") {
+            if let Some((k, v)) = set
+                .to_str()
+                .ok()
+                .and_then(|c| c.split(';').next())
+                .and_then(|kv| kv.split_once('='))
+            {
+                cookies.insert(k.trim().to_string(), v.to_string());
+            }
         }
     }
 
@@ -92,20 +123,27 @@ impl Browser {
             .http
             .get(format!("{}/oauth/authorize", self.base))
             .query(params);
-        if let Some(c) = &self.cookie {
+        if let Some(c) = self.cookie_header() {
             req = req.header("cookie", c);
         }
         let resp = req.send().await.expect("authorize");
+        self.keep_cookies(&resp);
         let status = resp.status();
         let location = resp
             .headers()
             .get("location")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        (status, resp.text().await.unwrap_or_default(), location)
+        let body = resp.text().await.unwrap_or_default();
+        if let Some(token) = attr_value(&body, "login_token") {
+            *self.login_token.lock().expect("token") = Some(token);
+        }
+        (status, body, location)
     }
 
-    /// POST the authorize form with the request parameters and `extra` fields.
+    /// POST the authorize form with the request parameters and `extra` fields. A sign-in
+    /// (`step=login`) carries the sign-in page's anti-forgery token, as a browser's form does:
+    /// the page is shown first when it has not been.
     pub async fn post(
         &mut self,
         params: &[(&str, &str)],
@@ -113,21 +151,24 @@ impl Browser {
     ) -> reqwest::Response {
         let mut form: Vec<(&str, &str)> = params.to_vec();
         form.extend_from_slice(extra);
+        let signing_in =
+            extra.contains(&("step", "login")) && !extra.iter().any(|(k, _)| *k == "login_token");
+        if signing_in && self.login_token.lock().expect("token").is_none() {
+            self.authorize(params).await;
+        }
+        let token = self.login_token.lock().expect("token").clone();
+        if signing_in && let Some(t) = &token {
+            form.push(("login_token", t));
+        }
         let mut req = self
             .http
             .post(format!("{}/oauth/authorize", self.base))
             .form(&form);
-        if let Some(c) = &self.cookie {
+        if let Some(c) = self.cookie_header() {
             req = req.header("cookie", c);
         }
         let resp = req.send().await.expect("post authorize");
-        if let Some(set) = resp
-            .headers()
-            .get("set-cookie")
-            .and_then(|v| v.to_str().ok())
-        {
-            self.cookie = set.split(';').next().map(str::to_string);
-        }
+        self.keep_cookies(&resp);
         resp
     }
 

@@ -683,6 +683,52 @@ async fn pkce_revocation_introspection_and_metadata() {
         format!("{}/oauth/token", server.base)
     );
     assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
+    // Without --public-url the issuer is the bound address, whatever Host a request claims.
+    let forged: Value = server
+        .client
+        .get(format!(
+            "{}/.well-known/oauth-authorization-server",
+            server.base
+        ))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(forged["issuer"], server.base.as_str());
+    assert_eq!(
+        forged["authorization_endpoint"],
+        format!("{}/oauth/authorize", server.base)
+    );
+}
+
+/// Shows the sign-in page to `http`: its pre-login cookie (`name=value`) and form token.
+async fn sign_in_page(
+    http: &reqwest::Client,
+    server: &TestServer,
+    params: &[(&str, &str)],
+) -> (String, String) {
+    let page = http
+        .get(format!("{}/oauth/authorize", server.base))
+        .query(params)
+        .send()
+        .await
+        .unwrap();
+    let cookie = page
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .expect("the sign-in page sets its cookie")
+        .to_string();
+    let body = page.text().await.unwrap();
+    let at = body
+        .find("name=\"login_token\" value=\"")
+        .expect("token field")
+        + 26;
+    (cookie, body[at..at + 64].to_string())
 }
 
 #[tokio::test]
@@ -753,23 +799,22 @@ async fn failed_logins_and_token_requests_are_rate_limited() {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
+    let (cookie, token) = sign_in_page(&elsewhere, &server, &params).await;
     let mut form: Vec<(&str, &str)> = params.to_vec();
     form.extend([
         ("step", "login"),
         ("email", ADMIN_EMAIL),
         ("password", "admin-password"),
+        ("login_token", &token),
     ]);
     let resp = elsewhere
         .post(format!("{}/oauth/authorize", server.base))
+        .header("cookie", cookie)
         .form(&form)
         .send()
         .await
         .unwrap();
-    assert!(
-        resp.status() != 429 && resp.status() != 401,
-        "a sign-in from another address: {}",
-        resp.status()
-    );
+    assert_eq!(resp.status(), 303, "a sign-in from another address");
     let resp = elsewhere
         .post(format!("{}/oauth/token", server.base))
         .form(&[
@@ -1238,4 +1283,166 @@ async fn withdrawn_access_stops_on_postgres() {
     };
     withdrawn_access_stops(TestServer::start_on(&schema.url, Default::default()).await).await;
     schema.drop().await;
+}
+
+#[tokio::test]
+async fn sign_in_forms_from_other_sites_sign_no_one_in() {
+    let server = TestServer::start().await;
+    let client = create_client(&server, &["default"]).await;
+    let params = auth_params(&client, "default", "s");
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let creds = [
+        ("step", "login"),
+        ("email", ADMIN_EMAIL),
+        ("password", "admin-password"),
+    ];
+    // The sign-in page sets the pre-login cookie and carries the token bound to it.
+    let page = http
+        .get(format!("{}/oauth/authorize", server.base))
+        .query(&params)
+        .send()
+        .await
+        .unwrap();
+    let cookie = page
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .unwrap()
+        .to_string();
+    assert!(
+        cookie.starts_with("inlet_login=")
+            && cookie.contains("SameSite=Strict")
+            && cookie.contains("HttpOnly"),
+        "{cookie}"
+    );
+    let cookie = cookie.split(';').next().unwrap().to_string();
+    let body = page.text().await.unwrap();
+    let at = body.find("name=\"login_token\" value=\"").unwrap() + 26;
+    let token = body[at..at + 64].to_string();
+
+    let post = |form: Vec<(&str, String)>, cookie: Option<String>, origin: Option<&str>| {
+        let mut req = http
+            .post(format!("{}/oauth/authorize", server.base))
+            .form(&form);
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        req.send()
+    };
+    let form = |token: Option<&str>| {
+        let mut f: Vec<(&str, String)> = params
+            .iter()
+            .chain(creds.iter())
+            .map(|(k, v)| (*k, v.to_string()))
+            .collect();
+        if let Some(t) = token {
+            f.push(("login_token", t.to_string()));
+        }
+        f
+    };
+    let signed_in = |resp: &reqwest::Response| {
+        resp.headers()
+            .get_all("set-cookie")
+            .iter()
+            .any(|c| c.to_str().unwrap_or("").starts_with("inlet_session="))
+    };
+
+    // A forged post: right password, but no token and no cookie (what another site can send).
+    let resp = post(form(None), None, None).await.unwrap();
+    assert_eq!(resp.status(), 403);
+    assert!(!signed_in(&resp));
+    // A token without its cookie, or with another browser's cookie.
+    let resp = post(form(Some(&token)), None, None).await.unwrap();
+    assert_eq!(resp.status(), 403);
+    assert!(!signed_in(&resp));
+    let other = format!("inlet_login={}", "ab".repeat(32));
+    let resp = post(form(Some(&token)), Some(other), None).await.unwrap();
+    assert_eq!(resp.status(), 403);
+    assert!(!signed_in(&resp));
+    // A foreign Origin, even with a matching token and cookie.
+    for origin in ["https://evil.example", "null"] {
+        let resp = post(form(Some(&token)), Some(cookie.clone()), Some(origin))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 403, "{origin}");
+        assert!(!signed_in(&resp), "{origin}");
+    }
+    // The page's own form, with this service's Origin: signed in.
+    let resp = post(form(Some(&token)), Some(cookie), Some(&server.base))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 303);
+    assert!(signed_in(&resp));
+}
+
+/// Failed token requests for a client, each saying (as a proxy in front would) that it came
+/// from `forwarded_for`; the last answer's status.
+async fn token_failures_via(
+    server: &TestServer,
+    client: &inlet_tests::oauth::TestClient,
+    forwarded_for: &str,
+    n: usize,
+) -> u16 {
+    let mut status = 0;
+    for _ in 0..n {
+        status = server
+            .client
+            .post(format!("{}/oauth/token", server.base))
+            .header("x-forwarded-for", forwarded_for)
+            .form(&[
+                ("grant_type", "authorization_code"),
+                ("code", "x"),
+                ("client_id", client.id.as_str()),
+                ("client_secret", "bad"),
+            ])
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+    }
+    status
+}
+
+#[tokio::test]
+async fn forwarded_addresses_count_only_from_trusted_proxies() {
+    // Behind a trusted proxy (the loopback here), each forwarded client has its own counters.
+    let server = TestServer::start_with(inlet_server::config::Settings {
+        trusted_proxies: vec!["127.0.0.0/8".parse().unwrap()],
+        ..Default::default()
+    })
+    .await;
+    let client = create_client(&server, &["default"]).await;
+    assert_eq!(
+        token_failures_via(&server, &client, "198.51.100.7", 30).await,
+        401
+    );
+    assert_eq!(
+        token_failures_via(&server, &client, "198.51.100.7", 1).await,
+        429
+    );
+    assert_eq!(
+        token_failures_via(&server, &client, "198.51.100.8", 1).await,
+        401,
+        "another client behind the proxy is not locked out"
+    );
+
+    // From a peer that is not a trusted proxy the header is ignored: changing it gets around
+    // nothing.
+    let server = TestServer::start().await;
+    let client = create_client(&server, &["default"]).await;
+    assert_eq!(
+        token_failures_via(&server, &client, "198.51.100.7", 30).await,
+        401
+    );
+    assert_eq!(
+        token_failures_via(&server, &client, "198.51.100.8", 1).await,
+        429
+    );
 }

@@ -10,6 +10,8 @@ use inlet_core::{
     oauth::{self, Grant, OAuthClient, OAuthToken},
     time,
 };
+use std::net::IpAddr;
+
 use poem::{Request, Route, get};
 use rand::Rng;
 use subtle::ConstantTimeEq;
@@ -52,9 +54,14 @@ pub const MAX_COUNTED_IDENTITY_BYTES: usize = 320;
 
 /// The counter key of failures of `identity` from the request's address, or `None` when the
 /// identity is too long to be real (then only the address is counted).
-pub fn identity_key(kind: &str, identity: &str, req: &Request) -> Option<String> {
-    (identity.len() <= MAX_COUNTED_IDENTITY_BYTES)
-        .then(|| format!("{kind}:{}|{}", identity.to_lowercase(), remote_key(req)))
+pub fn identity_key(state: &AppState, kind: &str, identity: &str, req: &Request) -> Option<String> {
+    (identity.len() <= MAX_COUNTED_IDENTITY_BYTES).then(|| {
+        format!(
+            "{kind}:{}|{}",
+            identity.to_lowercase(),
+            remote_key(state, req)
+        )
+    })
 }
 /// Failed token requests per (client, remote address) and per remote address: 30 per minute.
 pub const TOKEN_FAILURES: RateRule = RateRule {
@@ -95,12 +102,44 @@ pub fn secrets_equal(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
-/// The remote address for per-address limits (the peer of the connection).
-pub fn remote_key(req: &Request) -> String {
-    req.remote_addr()
-        .as_socket_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_else(|| "unknown".into())
+/// The client address for per-address limits: the connection's peer, or, when the peer is a
+/// `--trusted-proxy`, the address that proxy chain reports in `X-Forwarded-For`.
+pub fn remote_key(state: &AppState, req: &Request) -> String {
+    let Some(peer) = req.remote_addr().as_socket_addr().map(|a| a.ip()) else {
+        return "unknown".into();
+    };
+    let forwarded = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    client_address(peer, forwarded, &state.settings.trusted_proxies).to_string()
+}
+
+/// Walks `X-Forwarded-For` from the right while the hop is a trusted proxy: the first address
+/// not trusted is the client. An unparsable entry stops the walk at the last trusted hop (an
+/// address can only be vouched for by the proxy that appended it).
+fn client_address<'a>(
+    peer: IpAddr,
+    forwarded: impl Iterator<Item = &'a str>,
+    trusted: &[ipnet::IpNet],
+) -> IpAddr {
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(ip));
+    if !is_trusted(&peer) {
+        return peer;
+    }
+    let hops: Vec<&str> = forwarded.flat_map(|v| v.split(',')).collect();
+    let mut client = peer;
+    for hop in hops.iter().rev() {
+        let Ok(ip) = hop.trim().parse::<IpAddr>() else {
+            break;
+        };
+        client = ip;
+        if !is_trusted(&ip) {
+            break;
+        }
+    }
+    client
 }
 
 /// The client `id` if its secret matches (constant time).
@@ -154,16 +193,16 @@ pub async fn token_standing(
     Ok(Ok(Standing { grant, scope }))
 }
 
-/// The base URL the service is reached at: `--public-url`, else from the request's Host.
-pub fn base_url(state: &AppState, req: &Request) -> String {
-    if let Some(url) = &state.settings.public_url {
-        return url.trim_end_matches('/').to_string();
-    }
-    let host = req
-        .header(poem::http::header::HOST)
-        .unwrap_or("localhost")
-        .to_string();
-    format!("http://{host}")
+/// The base URL the service is reached at: `--public-url`, or the bound address when it was
+/// not given ([`crate::serve`]); never a request header, which anyone can write.
+pub fn base_url(state: &AppState) -> String {
+    state
+        .settings
+        .public_url
+        .as_deref()
+        .unwrap_or("http://localhost")
+        .trim_end_matches('/')
+        .to_string()
 }
 
 /// SHA-256 of a secret handed to a browser or client (sessions, codes, tokens).
@@ -180,4 +219,31 @@ pub fn routes() -> Route {
             get(web::authorize_get).post(web::authorize_post),
         )
         .at("/oauth/logo/:client_id", get(web::logo))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client_address;
+
+    #[test]
+    fn forwarded_addresses_count_only_behind_trusted_proxies() {
+        let trusted = ["10.0.0.0/8".parse().unwrap()];
+        let ip = |s: &str| s.parse().unwrap();
+        let walk = |peer: &str, xff: &[&'static str]| {
+            client_address(ip(peer), xff.iter().copied(), &trusted).to_string()
+        };
+        // An untrusted peer's header is ignored.
+        assert_eq!(walk("203.0.113.9", &["198.51.100.1"]), "203.0.113.9");
+        // Behind a trusted proxy: the rightmost address not trusted, across repeated headers.
+        assert_eq!(walk("10.0.0.2", &["198.51.100.1"]), "198.51.100.1");
+        assert_eq!(
+            walk("10.0.0.2", &["192.0.2.66, 198.51.100.1", "10.1.1.1"]),
+            "198.51.100.1",
+            "a client cannot pick its address by writing the header's left end"
+        );
+        // No header, or garbage: the last hop that can be vouched for.
+        assert_eq!(walk("10.0.0.2", &[]), "10.0.0.2");
+        assert_eq!(walk("10.0.0.2", &["unknown"]), "10.0.0.2");
+        assert_eq!(walk("10.0.0.2", &["junk, 10.3.3.3"]), "10.3.3.3");
+    }
 }

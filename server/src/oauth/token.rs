@@ -293,10 +293,10 @@ async fn begin<D>(
     req: &Request,
     p: &Params<D>,
 ) -> Result<Result<OAuthClient, Fail>, ApiError> {
-    let ip_key = format!("token-ip:{}", remote_key(req));
+    let ip_key = format!("token-ip:{}", remote_key(state, req));
     let client_key = p
         .get("client_id")
-        .and_then(|id| identity_key("token-client", id, req));
+        .and_then(|id| identity_key(state, "token-client", id, req));
     for key in std::iter::once(&ip_key).chain(client_key.as_ref()) {
         if let Some(retry) = TOKEN_FAILURES.blocked(state, key).await? {
             return Ok(Err(Fail {
@@ -324,11 +324,11 @@ async fn begin<D>(
 /// Counts a failed request against the client and the remote address.
 async fn count_failure<D>(state: &AppState, req: &Request, p: &Params<D>) -> Result<(), ApiError> {
     TOKEN_FAILURES
-        .fail(state, &format!("token-ip:{}", remote_key(req)))
+        .fail(state, &format!("token-ip:{}", remote_key(state, req)))
         .await?;
     if let Some(key) = p
         .get("client_id")
-        .and_then(|id| identity_key("token-client", id, req))
+        .and_then(|id| identity_key(state, "token-client", id, req))
     {
         TOKEN_FAILURES.fail(state, &key).await?;
     }
@@ -786,8 +786,8 @@ impl OAuthApi {
         method = "get",
         operation_id = "authorizationServerMetadata"
     )]
-    async fn metadata(&self, state: Data<&AppState>, req: &Request) -> Json<ServerMetadata> {
-        let base = base_url(&state, req);
+    async fn metadata(&self, state: Data<&AppState>) -> Json<ServerMetadata> {
+        let base = base_url(&state);
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let auth_methods = strings(&["client_secret_basic", "client_secret_post"]);
         Json(ServerMetadata {

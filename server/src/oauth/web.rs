@@ -74,6 +74,7 @@ pub struct AuthorizeForm {
     email: Option<String>,
     password: Option<String>,
     csrf_token: Option<String>,
+    login_token: Option<String>,
     decision: Option<String>,
 }
 
@@ -283,15 +284,84 @@ fn app_view<'a>(client: &'a OAuthClient) -> AppView<'a> {
     }
 }
 
-fn cookie_value(req: &Request) -> Option<String> {
+fn cookie_value(req: &Request, name: &str) -> Option<String> {
     req.headers()
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == SESSION_COOKIE)
+        .find(|(k, _)| *k == name)
         .map(|(_, v)| v.to_string())
+}
+
+/// Name of the pre-login cookie the sign-in form's anti-forgery token is bound to.
+const LOGIN_COOKIE: &str = "inlet_login";
+
+/// The request's pre-login token (from its cookie), or a new one with the `Set-Cookie` value
+/// that binds it to this browser. A cross-site page can neither read the cookie nor, under
+/// `SameSite=Strict`, have the browser send it, so it cannot post a sign-in form that matches.
+fn login_token(state: &AppState, req: &Request) -> (String, Option<String>) {
+    if let Some(token) = cookie_value(req, LOGIN_COOKIE)
+        .filter(|t| t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return (token, None);
+    }
+    let token = new_secret();
+    let cookie = format!(
+        "{LOGIN_COOKIE}={token}; Path=/oauth; HttpOnly; SameSite=Strict; Max-Age={SESSION_SECONDS}{}",
+        secure_attribute(state)
+    );
+    (token, Some(cookie))
+}
+
+/// `; Secure` when the service is reached over https.
+fn secure_attribute(state: &AppState) -> &'static str {
+    if base_url(state).starts_with("https://") {
+        "; Secure"
+    } else {
+        ""
+    }
+}
+
+/// Whether a form post comes from a page of this service: a browser's `Origin` header, when
+/// sent, must name this host (the request's `Host`, or `--public-url`'s). `Origin: null`
+/// (sandboxed or privacy-redirected contexts) is refused too.
+fn same_origin(state: &AppState, req: &Request) -> bool {
+    let Some(origin) = req.header(header::ORIGIN) else {
+        return true;
+    };
+    let Some(authority) = url::Url::parse(origin).ok().and_then(|u| {
+        u.host_str().map(|h| {
+            u.port()
+                .map_or_else(|| h.to_string(), |p| format!("{h}:{p}"))
+        })
+    }) else {
+        return false;
+    };
+    let authority = authority.to_ascii_lowercase();
+    let host = req.header(header::HOST).map(str::to_ascii_lowercase);
+    let public = state.settings.public_url.as_deref().and_then(|u| {
+        url::Url::parse(u).ok().and_then(|u| {
+            u.host_str().map(|h| {
+                u.port()
+                    .map_or_else(|| h.to_string(), |p| format!("{h}:{p}"))
+            })
+        })
+    });
+    host.as_deref() == Some(authority.as_str())
+        || public.is_some_and(|p| p.eq_ignore_ascii_case(&authority))
+}
+
+/// The page a form post from another site gets: nothing is done.
+fn cross_site_refusal() -> Response {
+    html(
+        StatusCode::FORBIDDEN,
+        pages::error(
+            "Request not accepted",
+            "The form was not sent from this service's own page. Start again from the application.",
+        ),
+    )
 }
 
 /// The logged-in user of the request's session, if they belong to the client's workspace.
@@ -300,7 +370,7 @@ async fn session_user(
     req: &Request,
     client: &OAuthClient,
 ) -> Result<Option<(Session, User)>, Response> {
-    let Some(value) = cookie_value(req) else {
+    let Some(value) = cookie_value(req, SESSION_COOKIE) else {
         return Ok(None);
     };
     let Some(session) = state
@@ -324,11 +394,30 @@ async fn session_user(
         .map(|u| (session, u)))
 }
 
-fn login_page(v: &Valid, p: &AuthorizeParams, status: StatusCode, msg: Option<&str>) -> Response {
-    html(
+/// The sign-in page, carrying the pre-login token (and setting its cookie when it is new).
+fn login_page(
+    state: &AppState,
+    req: &Request,
+    v: &Valid,
+    p: &AuthorizeParams,
+    status: StatusCode,
+    msg: Option<&str>,
+    email: &str,
+) -> Response {
+    let (token, cookie) = login_token(state, req);
+    let hidden = format!(
+        "{}{}",
+        p.hidden(),
+        pages::hidden(&[("login_token", token.as_str())])
+    );
+    let mut resp = html(
         status,
-        pages::login(&app_view(&v.client), &p.hidden(), msg, ""),
-    )
+        pages::login(&app_view(&v.client), &hidden, msg, email),
+    );
+    if let Some(value) = cookie.and_then(|c| header::HeaderValue::from_str(&c).ok()) {
+        resp.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    resp
 }
 
 fn consent_page(v: &Valid, p: &AuthorizeParams, session: &Session, user: &User) -> Response {
@@ -357,7 +446,7 @@ pub async fn authorize_get(
     };
     match session_user(&state, req, &v.client).await {
         Ok(Some((session, user))) => consent_page(&v, &p, &session, &user),
-        Ok(None) => login_page(&v, &p, StatusCode::OK, None),
+        Ok(None) => login_page(&state, req, &v, &p, StatusCode::OK, None, ""),
         Err(resp) => resp,
     }
 }
@@ -373,10 +462,21 @@ pub async fn authorize_post(
         Ok(v) => v,
         Err(resp) => return resp,
     };
+    if !same_origin(&state, req) {
+        return cross_site_refusal();
+    }
     let result = match form.step.as_deref() {
         Some("login") => login(&state, req, &v, &form).await,
         Some("consent") => consent(&state, req, &v, &form).await,
-        _ => Ok(login_page(&v, &form.params, StatusCode::BAD_REQUEST, None)),
+        _ => Ok(login_page(
+            &state,
+            req,
+            &v,
+            &form.params,
+            StatusCode::BAD_REQUEST,
+            None,
+            "",
+        )),
     };
     result.unwrap_or_else(store_error_api)
 }
@@ -430,10 +530,29 @@ async fn login(
     form: &AuthorizeForm,
 ) -> Result<Response, ApiError> {
     let email = form.email.clone().unwrap_or_default().trim().to_string();
+    let bound = cookie_value(req, LOGIN_COOKIE).is_some_and(|cookie| {
+        form.login_token
+            .as_deref()
+            .is_some_and(|t| !t.is_empty() && secrets_equal(t, &cookie))
+    });
+    if !bound {
+        // Not posted from the sign-in page this browser was shown (a cross-site form, or the
+        // cookie expired): sign no one in; show the page again with a fresh token.
+        return Ok(login_page(
+            state,
+            req,
+            v,
+            &form.params,
+            StatusCode::FORBIDDEN,
+            Some(
+                "This sign-in form has expired or was not sent from this page. Please sign in again.",
+            ),
+            &email,
+        ));
+    }
     let password = form.password.clone().unwrap_or_default();
-    let key = identity_key("login", &email, req);
-    let address_key = format!("login-ip:{}", remote_key(req));
-    let app = app_view(&v.client);
+    let key = identity_key(state, "login", &email, req);
+    let address_key = format!("login-ip:{}", remote_key(state, req));
     let mut wait = LOGIN_ADDRESS_FAILURES.blocked(state, &address_key).await?;
     if let Some(key) = &key
         && wait.is_none()
@@ -441,17 +560,17 @@ async fn login(
         wait = LOGIN_FAILURES.blocked(state, key).await?;
     }
     if let Some(retry) = wait {
-        let mut resp = html(
+        let mut resp = login_page(
+            state,
+            req,
+            v,
+            &form.params,
             StatusCode::TOO_MANY_REQUESTS,
-            pages::login(
-                &app,
-                &form.params.hidden(),
-                Some(&format!(
-                    "Too many failed sign-ins. Try again in {} minute(s).",
-                    (retry + 59) / 60
-                )),
-                &email,
-            ),
+            Some(&format!(
+                "Too many failed sign-ins. Try again in {} minute(s).",
+                (retry + 59) / 60
+            )),
+            &email,
         );
         if let Ok(value) = header::HeaderValue::from_str(&retry.to_string()) {
             resp.headers_mut().insert(header::RETRY_AFTER, value);
@@ -465,27 +584,27 @@ async fn login(
         if let Some(key) = &key {
             LOGIN_FAILURES.fail(state, key).await?;
         }
-        return Ok(html(
+        return Ok(login_page(
+            state,
+            req,
+            v,
+            &form.params,
             StatusCode::UNAUTHORIZED,
-            pages::login(
-                &app,
-                &form.params.hidden(),
-                Some("Wrong e-mail or password."),
-                &email,
-            ),
+            Some("Wrong e-mail or password."),
+            &email,
         ));
     };
     if user.workspace_id != v.client.workspace_id {
-        return Ok(html(
+        return Ok(login_page(
+            state,
+            req,
+            v,
+            &form.params,
             StatusCode::FORBIDDEN,
-            pages::login(
-                &app,
-                &form.params.hidden(),
-                Some(
-                    "This application belongs to another workspace; sign in with an account of that workspace.",
-                ),
-                &email,
+            Some(
+                "This application belongs to another workspace; sign in with an account of that workspace.",
             ),
+            &email,
         ));
     }
     let secret = new_secret();
@@ -496,11 +615,7 @@ async fn login(
         expires_at: time::now() + Duration::seconds(SESSION_SECONDS),
     };
     state.tokens.save_session(&session).await?;
-    let secure = if base_url(state, req).starts_with("https://") {
-        "; Secure"
-    } else {
-        ""
-    };
+    let secure = secure_attribute(state);
     let cookie = format!(
         "{SESSION_COOKIE}={secret}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}{secure}"
     );
@@ -527,10 +642,13 @@ async fn consent(
     };
     let Some((session, user)) = session else {
         return Ok(login_page(
+            state,
+            req,
             v,
             &form.params,
             StatusCode::UNAUTHORIZED,
             Some("Your session has ended; sign in again."),
+            "",
         ));
     };
     let csrf = form.csrf_token.as_deref().unwrap_or_default();

@@ -19,8 +19,11 @@ def approve(base, email, password, client_id, redirect_uri, scope="default", sta
     browser = requests.Session()
     page = browser.get(f"{base}/oauth/authorize", params=fields)
     assert page.status_code == 200, page.text
+    # The sign-in form's anti-forgery token, bound to the pre-login cookie the page set.
+    token = re.search(r'name="login_token" value="([^"]+)"', page.text).group(1)
     login = browser.post(f"{base}/oauth/authorize", data={**fields, "step": "login", "email": email,
-                                                          "password": password}, allow_redirects=False)
+                                                          "password": password, "login_token": token},
+                         allow_redirects=False)
     assert login.status_code == 303, login.text
     consent = browser.get(base + login.headers["Location"], allow_redirects=False)
     csrf = re.search(r'name="csrf_token" value="([^"]+)"', consent.text).group(1)
