@@ -521,6 +521,11 @@ impl NewObjectType {
                 check_unique(self.fields.iter().map(|f| f.name.as_str()), "field name")?;
                 for f in &self.fields {
                     require_nonempty(&f.name, "field name")?;
+                    crate::input::check_line(
+                        "contentSelector",
+                        &f.content_selector,
+                        crate::input::MAX_ID_BYTES,
+                    )?;
                     if !(f.content_selector.is_empty() || f.content_selector.starts_with('/')) {
                         return Err(Error::invalid(format!(
                             "field '{}': contentSelector must be a JSON pointer such as '/title'",

@@ -336,6 +336,19 @@ async fn oversized_heads_and_json_bodies_are_refused() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
+    // More than 100 header lines (`conn::MAX_HEADERS`), however short.
+    let many = |n: usize| {
+        let mut req = s.client.get(format!("{}/healthz", s.base));
+        for i in 0..n {
+            req = req.header(format!("x-h{i}"), "1");
+        }
+        req.send()
+    };
+    match many(120).await {
+        Ok(resp) => assert_eq!(resp.status(), 431),
+        Err(e) => panic!("no answer to 120 header lines: {e}"),
+    }
+    assert_eq!(many(90).await.unwrap().status(), 200);
     // A JSON body beyond 1 MiB.
     let big = format!("{{\"externalId\": \"{}\"}}", "a".repeat(1024 * 1024 + 10));
     let resp = s

@@ -585,6 +585,9 @@ fn add_constraints(doc: &mut Value) {
                 if matches!(field.as_str(), "name" | "externalId" | "parentExternalId") {
                     apply(prop, &line(1024));
                 }
+                if field == "contentSelector" {
+                    apply(prop, &json!({"maxLength": 1024}));
+                }
             }
         }
     }
