@@ -399,3 +399,27 @@ async fn oversized_heads_and_json_bodies_are_refused() {
         assert_ne!(resp.status(), 413, "{path}");
     }
 }
+
+#[tokio::test]
+async fn an_extraction_over_its_time_budget_stores_empty_content() {
+    // A budget already spent when the extraction starts: the record is stored (spec 2.4), empty,
+    // and the answer says why.
+    let s = TestServer::start_with(Settings {
+        extraction_timeout: Duration::ZERO,
+        ..Settings::default()
+    })
+    .await;
+    let p = s.record_source().await;
+    let text = "budget words ".repeat(200_000);
+    let resp = s
+        .req(Method::PUT, &format!("{}/file", p.object("slow")))
+        .multipart(inlet_tests::file_form("slow.txt", text))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let answer: Value = resp.json().await.unwrap();
+    let failure = answer["extraction"]["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains("time"), "{answer}");
+    assert_eq!(answer["extraction"]["characters"], 0, "{answer}");
+}
