@@ -92,17 +92,21 @@ pub type Tags = BTreeMap<String, Vec<TagValue>>;
 
 /// Splits one header value at the first `:` and percent-decodes both halves as UTF-8.
 pub fn parse_header(raw: &[u8]) -> Result<(String, String)> {
+    parse_pair(TAG_HEADER, raw)
+}
+
+/// [`parse_header`] for a `<tagExternalId>:<value>` pair sent elsewhere (the search's `tag`
+/// query parameter): `what` names where, in every refusal.
+pub fn parse_pair(what: &str, raw: &[u8]) -> Result<(String, String)> {
     let text = std::str::from_utf8(raw).map_err(|_| {
-        Error::invalid(format!(
-            "{TAG_HEADER} must be UTF-8 (percent-encode other bytes)"
-        ))
+        Error::invalid(format!("{what} must be UTF-8 (percent-encode other bytes)"))
     })?;
     let (tag, value) = text.split_once(':').ok_or_else(|| {
         Error::invalid(format!(
-            "{TAG_HEADER} '{text}' must have the form <tagExternalId>:<value>"
+            "{what} '{text}' must have the form <tagExternalId>:<value>"
         ))
     })?;
-    let field = format!("{TAG_HEADER} '{text}'");
+    let field = format!("{what} '{text}'");
     let decode = |s: &str| {
         let decoded = crate::input::percent_decode(&field, s.trim())?;
         crate::input::check_line(&field, &decoded, crate::input::MAX_ID_BYTES)?;
@@ -110,13 +114,11 @@ pub fn parse_header(raw: &[u8]) -> Result<(String, String)> {
     };
     let (tag, value) = (decode(tag)?, decode(value)?);
     if tag.is_empty() {
-        return Err(Error::invalid(format!(
-            "{TAG_HEADER} '{text}' names no tag"
-        )));
+        return Err(Error::invalid(format!("{what} '{text}' names no tag")));
     }
     if value.is_empty() {
         return Err(Error::invalid(format!(
-            "{TAG_HEADER} '{text}' has an empty value"
+            "{what} '{text}' has an empty value"
         )));
     }
     Ok((tag, value))

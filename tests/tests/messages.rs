@@ -246,6 +246,18 @@ async fn a_newcomers_mistakes_get_messages_that_say_what_to_do() {
         "unknown field \"trackstatus\" in config; did you mean \"trackStatus\"?"
     );
 
+    // A search tag filter without its tag: blamed on the query parameter, not the header.
+    let resp = s
+        .req(Method::GET, "/search")
+        .query(&[("tag", "finance")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_problem(resp, 400).await,
+        "query parameter tag 'finance' must have the form <tagExternalId>:<value>"
+    );
+
     // An unknown endpoint.
     let resp = s.req(Method::GET, "/nowhere").send().await.unwrap();
     let d = expect_problem(resp, 404).await;

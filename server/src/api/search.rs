@@ -345,7 +345,7 @@ impl SearchApi {
         // Tag filters, parsed by the tag's dataType in the searched object types.
         let mut filters: Vec<TagFilter> = Vec::new();
         for raw in &tag.0 {
-            let (tag_id, value) = tag::parse_header(raw.as_bytes())?;
+            let (tag_id, value) = tag::parse_pair("query parameter tag", raw.as_bytes())?;
             let config = types
                 .iter()
                 .find_map(|(_, ot)| ot.tag_config(&tag_id))
