@@ -102,11 +102,12 @@ fn for_generators(doc: &mut Value) {
                     }
                     if p.get("name").and_then(Value::as_str) == Some("X-Service-Object-Tag") {
                         p["required"] = json!(false);
-                        p["schema"] = json!({"type": "string"});
+                        p["schema"] = json!({"type": "string", "pattern": TAG_PAIR});
                         p["description"] = json!(
-                            "`<tagExternalId>:<value>`. Optional and repeatable: send the \
-                             header once per value (values are not split at commas). The \
-                             upload's tags replace the record's."
+                            "`<tagExternalId>:<value>`, each half percent-encoded UTF-8 (a \
+                             literal `%` is `%25`). Optional and repeatable: send the header \
+                             once per value (values are not split at commas). The upload's tags \
+                             replace the record's; the tag must be one of the object type's."
                         );
                     }
                 }
@@ -411,6 +412,13 @@ fn document_authorize(doc: &mut Value) {
 const LINE: &str =
     "^[^\\u0000-\\u001F\\u007F]*[^\\s\\u0000-\\u001F\\u007F][^\\u0000-\\u001F\\u007F]*$";
 
+/// A tag pair as the tag header carries it: a tag id, `:`, a value, each one non-blank line
+/// whose `%` starts a two-digit escape (DESIGN 6).
+const TAG_PAIR: &str = "^(?:[^\\u0000-\\u001F\\u007F%:]|%[0-9A-Fa-f]{2})*[^\\s\\u0000-\\u001F\\u007F%:](?:[^\\u0000-\\u001F\\u007F%:]|%[0-9A-Fa-f]{2})*:(?:[^\\u0000-\\u001F\\u007F%]|%[0-9A-Fa-f]{2})*[^\\s\\u0000-\\u001F\\u007F%](?:[^\\u0000-\\u001F\\u007F%]|%[0-9A-Fa-f]{2})*$";
+
+/// An http or https link on one line (record urls; `inlet_core::input::check_url`).
+const WEB_URL: &str = "^[hH][tT][tT][pP][sS]?://[^\\u0000-\\u001F\\u007F]+$";
+
 /// States in the document the rules the server enforces on identifiers and names (the input
 /// policy; `crate::input`, `inlet_core::input`), so generated data and clients follow them.
 fn add_constraints(doc: &mut Value) {
@@ -443,7 +451,9 @@ fn add_constraints(doc: &mut Value) {
             let name = p["name"].as_str().unwrap_or_default().to_string();
             let rule = match (p["in"].as_str().unwrap_or_default(), name.as_str()) {
                 ("path", "externalId") | ("query", "externalChecksum") => line(1024),
-                ("query", "externalUrl") => line(8192),
+                ("query", "externalUrl") => {
+                    json!({"minLength": 1, "maxLength": 8192, "pattern": WEB_URL})
+                }
                 ("header", "If-Match") => line(1024),
                 _ => continue,
             };
@@ -461,7 +471,8 @@ fn add_constraints(doc: &mut Value) {
         (
             "search",
             "q",
-            json!({"maxLength": inlet_core::search::MAX_QUERY_CHARS}),
+            json!({"maxLength": inlet_core::search::MAX_QUERY_CHARS,
+                   "pattern": "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}),
         ),
         (
             "search",
@@ -505,8 +516,19 @@ fn add_constraints(doc: &mut Value) {
                 }
             }
             if id == "search" && p["name"] == "tag" {
-                p["schema"]["items"]["pattern"] = json!("^[^:]+:.+$");
+                p["schema"]["items"]["pattern"] = json!(TAG_PAIR);
             }
+            if id == "authorize" && p["name"] == "state" {
+                p["schema"]["pattern"] = json!(LINE);
+            }
+        }
+        // The OAuth endpoints need their parameters; the form body is the documented way to
+        // send them (the query string works too, as spec 4.3 shows, but cannot be stated as
+        // an alternative).
+        if matches!(id.as_str(), "token" | "revokeToken" | "introspectToken")
+            && let Some(body) = op.get_mut("requestBody")
+        {
+            body["required"] = json!(true);
         }
     }
     // Body fields with limits the server checks (`clients::validate`, source validation).
@@ -555,6 +577,47 @@ fn add_constraints(doc: &mut Value) {
         (
             "/components/schemas/TokenLookup/properties/token_type_hint",
             json!({"enum": ["access_token", "refresh_token"]}),
+        ),
+        // OAuth parameters are identifiers: one non-blank line each (the input policy).
+        (
+            "/components/schemas/TokenRequest/properties/code",
+            json!({"pattern": LINE}),
+        ),
+        (
+            "/components/schemas/TokenRequest/properties/redirect_uri",
+            json!({"pattern": LINE}),
+        ),
+        (
+            "/components/schemas/TokenRequest/properties/refresh_token",
+            json!({"pattern": LINE}),
+        ),
+        (
+            "/components/schemas/TokenRequest/properties/code_verifier",
+            json!({"pattern": "^[A-Za-z0-9._~-]{43,128}$"}),
+        ),
+        (
+            "/components/schemas/TokenRequest/properties/scope",
+            json!({"pattern": "^(default|\\*:\\*|read:\\*)( (default|\\*:\\*|read:\\*))*$"}),
+        ),
+        (
+            "/components/schemas/TokenRequest/properties/client_id",
+            json!({"pattern": LINE}),
+        ),
+        (
+            "/components/schemas/TokenRequest/properties/client_secret",
+            json!({"pattern": LINE}),
+        ),
+        (
+            "/components/schemas/TokenLookup/properties/token",
+            json!({"pattern": LINE}),
+        ),
+        (
+            "/components/schemas/TokenLookup/properties/client_id",
+            json!({"pattern": LINE}),
+        ),
+        (
+            "/components/schemas/TokenLookup/properties/client_secret",
+            json!({"pattern": LINE}),
         ),
     ];
     for (pointer, rule) in schema_rules {

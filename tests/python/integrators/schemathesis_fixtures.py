@@ -84,6 +84,10 @@ def main():
                    "scopes": ["default", "read:*"]}
     client = call("POST", "/oauthclients", json=client_body)
     disposable_client = call("POST", "/oauthclients", json=client_body)["clientId"]
+    # updateOAuthClient replaces redirect URIs and scopes with generated ones; the client the
+    # OAuth operations use must keep its own (a removed redirect URI or narrowed scopes now
+    # withdraw access, issue 22).
+    changed_client = call("POST", "/oauthclients", json=client_body)["clientId"]
     c, secret = client["clientId"], client["clientSecret"]
     refresh = refresh_token(base, email, password, c, secret)
     client_basic = "Basic " + base64.b64encode(f"{c}:{secret}".encode()).decode()
@@ -111,7 +115,7 @@ def main():
         "listRootFolders": {"path.sourceId": s, "path.facetId": folder_facet},
         "listChildFolders": {"path.sourceId": s, "path.facetId": folder_facet, "path.externalId": "st-root"},
         "getOAuthClient": {"path.clientId": c},
-        "updateOAuthClient": {"path.clientId": c},
+        "updateOAuthClient": {"path.clientId": changed_client},
         "uploadOAuthClientLogo": {"path.clientId": c},
         "deleteOAuthClient": {"path.clientId": disposable_client},
         "authorize": {"query.client_id": c, "query.redirect_uri": REDIRECT, "query.response_type": "code"},
@@ -137,6 +141,9 @@ def main():
         lines.append("")
     with open(out, "w") as fh:
         fh.write("\n".join(lines))
+    # What schemathesis_hooks.py needs to repair generated token requests.
+    with open(out + ".json", "w") as fh:
+        json.dump({"refresh_token": refresh}, fh)
     print(f"fixtures: source {s}, client {c}; config {out}")
 
 
