@@ -194,7 +194,18 @@ pub struct TextSink {
     deadline: Option<Instant>,
     max_decompressed_bytes: u64,
     pushes: u32,
+    nested: Option<NestedExtract>,
+    depth: u8,
 }
+
+/// What a container extractor calls to extract an embedded file (an e-mail attachment) into
+/// the same sink: detects the format from the bytes and runs that extractor. Installed by the
+/// facade that owns the registry ([`TextSink::with_nested`]).
+pub type NestedExtract = fn(bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError>;
+
+/// Files within files are followed this deep (an attachment of an attachment of an e-mail);
+/// deeper ones are skipped, so a message that contains itself cannot recurse without end.
+pub const MAX_NESTING: u8 = 3;
 
 impl TextSink {
     /// An empty sink with these limits.
@@ -207,6 +218,34 @@ impl TextSink {
             deadline: limits.deadline,
             max_decompressed_bytes: limits.max_decompressed_bytes,
             pushes: 0,
+            nested: None,
+            depth: 0,
+        }
+    }
+
+    /// The same sink, able to extract embedded files through `nested`.
+    pub fn with_nested(mut self, nested: NestedExtract) -> Self {
+        self.nested = Some(nested);
+        self
+    }
+
+    /// Extracts an embedded file (`name`, `bytes`) into this sink under the same cap and
+    /// deadline, after a heading line with its name. A file that cannot be read adds only its
+    /// heading (the container's text is kept); the cap and the deadline stop the container too.
+    /// Without a nested extractor, or [`MAX_NESTING`] files deep, only the heading is written.
+    pub fn extract_nested(&mut self, name: &str, bytes: &[u8]) -> Result<(), ExtractError> {
+        self.line_break()?;
+        self.push(name)?;
+        self.line_break()?;
+        let Some(nested) = self.nested.filter(|_| self.depth < MAX_NESTING) else {
+            return Ok(());
+        };
+        self.depth += 1;
+        let result = nested(bytes, self);
+        self.depth -= 1;
+        match result {
+            Err(e @ (ExtractError::Full | ExtractError::TimedOut)) => Err(e),
+            _ => self.line_break(),
         }
     }
 

@@ -3,6 +3,7 @@
 // Without these lines the linker drops the families' `inventory` registrations.
 use inlet_extract_doc as _;
 use inlet_extract_epub as _;
+use inlet_extract_mail as _;
 use inlet_extract_odf as _;
 use inlet_extract_office as _;
 use inlet_extract_pdf as _;
@@ -152,7 +153,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Outcome {
 /// Runs one extractor on `bytes` under `limits`, catching panics.
 fn run(info: &'static ExtractorInfo, bytes: &[u8], limits: &Limits) -> Outcome {
     let format = Some(info.id);
-    let mut sink = TextSink::new(limits);
+    let mut sink = TextSink::new(limits).with_nested(nested);
     let result = catch_unwind(AssertUnwindSafe(|| (info.make)().extract(bytes, &mut sink)));
     match result {
         Ok(Ok(()) | Err(ExtractError::Full)) => Outcome {
@@ -170,6 +171,29 @@ fn run(info: &'static ExtractorInfo, bytes: &[u8], limits: &Limits) -> Outcome {
         },
         Ok(Err(e)) => Outcome::failed(format, e.to_string()),
         Err(panic) => Outcome::failed(format, format!("panic: {}", message(&*panic))),
+    }
+}
+
+/// Extracts an embedded file (an attachment) into its container's sink: the format is detected
+/// from the bytes like a top-level file's; an unrecognized or damaged one adds nothing.
+fn nested(bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let entries = probe_entries(bytes);
+    let probe = Probe {
+        bytes,
+        entries: &entries,
+    };
+    let Ok(Some(info)) = catch_unwind(AssertUnwindSafe(|| registry().detect(&probe))) else {
+        return Ok(());
+    };
+    match catch_unwind(AssertUnwindSafe(|| (info.make)().extract(bytes, sink))) {
+        Ok(result) => result,
+        Err(panic) => Err(ExtractError::Malformed(format!(
+            "panic: {}",
+            message(&*panic)
+        ))),
     }
 }
 

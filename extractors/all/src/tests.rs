@@ -13,6 +13,13 @@ use super::*;
 /// Every format of the spec that a linked family implements; one line per family.
 const EXPECTED_FORMATS: &[&str] = &[
     "text", "markdown", "html", "json", "xml", "csv", // inlet-extract-text
+    "pdf", // inlet-extract-pdf
+    "docx", "pptx", "xlsx", // inlet-extract-office
+    "odt", "ods", "odp",  // inlet-extract-odf
+    "doc",  // inlet-extract-doc
+    "rtf",  // inlet-extract-rtf
+    "epub", // inlet-extract-epub
+    "eml",  // inlet-extract-mail
 ];
 
 fn corpus(path: &str) -> Vec<u8> {
@@ -302,4 +309,94 @@ fn huge_inputs_of_every_format_stop_at_the_cap() {
         assert!(outcome.truncated, "{format}");
         assert_eq!(outcome.text.chars().count(), 1_000_000);
     }
+}
+
+/// A real message from CPython's e-mail tests (extractors/mail/tests/data/README.md).
+fn mail_sample(name: &str) -> Vec<u8> {
+    let path = format!("{}/../mail/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A message carrying `attachment` (base64) under `name`.
+fn message_with(name: &str, content_type: &str, attachment: &[u8]) -> Vec<u8> {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(attachment);
+    let lines: Vec<&str> = encoded
+        .as_bytes()
+        .chunks(76)
+        .map(|c| std::str::from_utf8(c).unwrap_or_default())
+        .collect();
+    format!(
+        "From: Ann <ann@example.test>\r\nTo: Bob <bob@example.test>\r\nSubject: {name}\r\n\
+         MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+         --b\r\nContent-Type: text/plain\r\n\r\nSee the attachment.\r\n\
+         --b\r\nContent-Type: {content_type}\r\nContent-Transfer-Encoding: base64\r\n\
+         Content-Disposition: attachment; filename=\"{name}\"\r\n\r\n{}\r\n--b--\r\n",
+        lines.join("\r\n")
+    )
+    .into_bytes()
+}
+
+#[test]
+fn messages_are_detected_and_attachments_extracted_with_the_registry() {
+    let outcome = extract(&mail_sample("msg_10.txt"), &Limits::default());
+    assert_eq!(outcome.format, Some("eml"));
+    assert!(outcome.text.contains("This is a Base64 encoded message."));
+    // A corpus document attached to a message: its text is part of the message's, under its
+    // file name.
+    let docx = corpus("docx/category-level.docx");
+    let expected = fs::read_to_string(format!("{CORPUS}/docx/category-level.docx.expected.txt"))
+        .expect("expected text");
+    let mail = message_with(
+        "category-level.docx",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        &docx,
+    );
+    let outcome = extract(&mail, &Limits::default());
+    assert_eq!(outcome.format, Some("eml"));
+    assert_eq!(outcome.failure, None);
+    let text = &outcome.text;
+    assert!(text.contains("See the attachment."), "{text}");
+    let at = text
+        .find("category-level.docx\n")
+        .expect("the attachment's heading");
+    let standalone = extract(&docx, &Limits::default()).text;
+    assert!(!standalone.is_empty());
+    assert!(text[at..].contains(standalone.trim()), "{text}");
+    let word = expected
+        .split_whitespace()
+        .find(|w| w.len() > 6)
+        .expect("a word");
+    assert!(text[at..].contains(word), "{word}: {text}");
+    // An unreadable attachment adds its heading only; the message's own text stays.
+    let noise_mail = message_with("scan.bin", "application/octet-stream", &noise(4096, 7));
+    let outcome = extract(&noise_mail, &Limits::default());
+    assert_eq!(outcome.failure, None);
+    assert!(outcome.text.contains("See the attachment."));
+    assert!(outcome.text.contains("scan.bin"));
+}
+
+#[test]
+fn messages_within_messages_stop_at_the_nesting_bound() {
+    // A message attached to a message attached to a message ... ten deep: only the first
+    // MAX_NESTING levels are read, each under its heading, and the cap still holds.
+    let mut mail = message_with("inner.txt", "text/plain", b"the innermost words");
+    for depth in 0..10 {
+        mail = message_with(&format!("level{depth}.eml"), "message/rfc822", &mail);
+    }
+    let outcome = extract(&mail, &Limits::default());
+    assert_eq!(outcome.format, Some("eml"));
+    assert!(
+        !outcome.text.contains("the innermost words"),
+        "{}",
+        outcome.text
+    );
+    let levels = (0..10)
+        .filter(|d| outcome.text.contains(&format!("Subject: level{d}.eml")))
+        .count();
+    assert!(
+        levels <= usize::from(inlet_core::extract::MAX_NESTING) + 1,
+        "{}",
+        outcome.text
+    );
 }

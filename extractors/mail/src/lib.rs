@@ -1,0 +1,154 @@
+//! E-mail messages (RFC 5322 with MIME, `.eml`), parsed by `mail-parser`: the subject, the
+//! sender and recipients, the date, the text body (or the HTML body, through the registry's
+//! HTML extractor), then every attachment extracted with the registry under its file name
+//! ([`TextSink::extract_nested`]), within the same output cap, time budget and nesting bound.
+//! Every transfer encoding and charset `mail-parser` decodes is read.
+
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use mail_parser::{Address, MessageParser, MimeHeaders};
+
+/// Bytes of the head examined when sniffing.
+const SNIFF_BYTES: usize = 8 * 1024;
+
+/// Header names that mark a mail message (lower case).
+const MAIL_HEADERS: [&str; 14] = [
+    "from",
+    "to",
+    "cc",
+    "subject",
+    "date",
+    "message-id",
+    "mime-version",
+    "received",
+    "return-path",
+    "delivered-to",
+    "reply-to",
+    "sender",
+    "in-reply-to",
+    "references",
+];
+
+/// How sure the sniffer is of a message: above Markdown (75) and plain text, whose bytes a
+/// message also is.
+const SCORE: u8 = 85;
+
+/// Whether the head is a block of `Name: value` header lines (folded lines allowed) that ends
+/// in a blank line and names at least two of the headers a message carries.
+fn sniff(probe: &Probe<'_>) -> u8 {
+    let head = &probe.bytes[..probe.bytes.len().min(SNIFF_BYTES)];
+    let Ok(head) =
+        std::str::from_utf8(head).or_else(|e| std::str::from_utf8(&head[..e.valid_up_to()]))
+    else {
+        return 0;
+    };
+    let mut known = 0;
+    let mut lines = 0;
+    let mut ended = false;
+    for (i, line) in head.lines().enumerate() {
+        if line.trim().is_empty() {
+            ended = lines > 0;
+            break;
+        }
+        // mbox files start with a `From ` separator line.
+        if i == 0 && line.starts_with("From ") {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            if lines == 0 {
+                return 0;
+            }
+            continue;
+        }
+        let Some((name, _)) = line.split_once(':') else {
+            return 0;
+        };
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return 0;
+        }
+        lines += 1;
+        if MAIL_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            known += 1;
+        }
+    }
+    if known >= 2 && (ended || head.len() < SNIFF_BYTES) {
+        SCORE
+    } else {
+        0
+    }
+}
+
+struct Mail;
+
+/// `Name <address>` for each address of a header, comma-separated.
+fn addresses(address: Option<&Address<'_>>) -> Option<String> {
+    let list: Vec<String> = address?
+        .iter()
+        .map(|a| match (a.name(), a.address()) {
+            (Some(n), Some(e)) => format!("{n} <{e}>"),
+            (Some(n), None) => n.to_string(),
+            (None, Some(e)) => e.to_string(),
+            (None, None) => String::new(),
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!list.is_empty()).then(|| list.join(", "))
+}
+
+impl Extractor for Mail {
+    fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+        let message = MessageParser::default()
+            .parse(input)
+            .ok_or_else(|| ExtractError::malformed("not a readable e-mail message"))?;
+        let header = |sink: &mut TextSink, label: &str, value: Option<String>| match value
+            .filter(|v| !v.trim().is_empty())
+        {
+            Some(v) => {
+                sink.push(label)?;
+                sink.push(": ")?;
+                sink.push(&v)?;
+                sink.line_break()
+            }
+            None => Ok(()),
+        };
+        header(sink, "Subject", message.subject().map(str::to_string))?;
+        header(sink, "From", addresses(message.from()))?;
+        header(sink, "To", addresses(message.to()))?;
+        header(sink, "Cc", addresses(message.cc()))?;
+        header(sink, "Date", message.date().map(|d| d.to_rfc3339()))?;
+        sink.line_break()?;
+        // Every text part of the message in order; HTML parts (without a text alternative)
+        // through the registry's HTML extractor.
+        let mut wrote_body = false;
+        for i in 0..message.text_body_count() {
+            if let Some(text) = message.body_text(i) {
+                sink.push(text.trim_end())?;
+                sink.line_break()?;
+                wrote_body = true;
+            }
+        }
+        if !wrote_body {
+            for i in 0..message.html_body_count() {
+                if let Some(html) = message.body_html(i) {
+                    sink.extract_nested("", html.as_bytes())?;
+                }
+            }
+        }
+        for part in message.attachments() {
+            sink.check_deadline()?;
+            let name = part.attachment_name().unwrap_or("attachment");
+            sink.extract_nested(name, part.contents())?;
+        }
+        Ok(())
+    }
+}
+
+inventory::submit! {
+    ExtractorInfo {
+        id: "eml",
+        sniff,
+        make: || Box::new(Mail),
+    }
+}
+
+#[cfg(test)]
+mod tests;
