@@ -331,26 +331,31 @@ fn same_origin(state: &AppState, req: &Request) -> bool {
     let Some(origin) = req.header(header::ORIGIN) else {
         return true;
     };
-    let Some(authority) = url::Url::parse(origin).ok().and_then(|u| {
-        u.host_str().map(|h| {
-            u.port()
-                .map_or_else(|| h.to_string(), |p| format!("{h}:{p}"))
-        })
-    }) else {
+    let Some(origin) = authority_of(origin) else {
         return false;
     };
-    let authority = authority.to_ascii_lowercase();
-    let host = req.header(header::HOST).map(str::to_ascii_lowercase);
-    let public = state.settings.public_url.as_deref().and_then(|u| {
-        url::Url::parse(u).ok().and_then(|u| {
-            u.host_str().map(|h| {
-                u.port()
-                    .map_or_else(|| h.to_string(), |p| format!("{h}:{p}"))
-            })
-        })
-    });
-    host.as_deref() == Some(authority.as_str())
-        || public.is_some_and(|p| p.eq_ignore_ascii_case(&authority))
+    // HTTP/1 says where it was sent in `Host`, HTTP/2 in the request's `:authority`.
+    let host = req
+        .header(header::HOST)
+        .map(str::to_ascii_lowercase)
+        .or_else(|| {
+            req.uri()
+                .authority()
+                .map(|a| a.as_str().to_ascii_lowercase())
+        });
+    let public = state.settings.public_url.as_deref().and_then(authority_of);
+    host.as_deref() == Some(origin.as_str()) || public.as_deref() == Some(origin.as_str())
+}
+
+/// `host[:port]` of a URL, lower-cased.
+fn authority_of(url: &str) -> Option<String> {
+    let url = url::Url::parse(url).ok()?;
+    let host = url.host_str()?;
+    let authority = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    };
+    Some(authority.to_ascii_lowercase())
 }
 
 /// The page a form post from another site gets: nothing is done.
