@@ -1306,6 +1306,13 @@ async fn sign_in_forms_from_other_sites_sign_no_one_in() {
         .send()
         .await
         .unwrap();
+    // Under `no-referrer` a browser sends `Origin: null` with the page's own form, which the
+    // check refuses: the page says `same-origin` (headless Chromium signs in with it,
+    // tests/python/test_consent_chromium.py).
+    assert_eq!(
+        page.headers().get("referrer-policy").unwrap(),
+        "same-origin"
+    );
     let cookie = page
         .headers()
         .get("set-cookie")

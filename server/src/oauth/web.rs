@@ -95,7 +95,10 @@ fn html(status: StatusCode, body: String) -> Response {
         .content_type("text/html; charset=utf-8")
         .header(header::CACHE_CONTROL, "no-store")
         .header(header::X_FRAME_OPTIONS, "DENY")
-        .header(header::REFERRER_POLICY, "no-referrer")
+        // Nothing of the page's URL (the authorization request) goes to another site, and the
+        // page's own form posts still carry their real `Origin` (under `no-referrer` browsers
+        // send `Origin: null`, which the sign-in check must refuse).
+        .header(header::REFERRER_POLICY, "same-origin")
         .header(
             header::CONTENT_SECURITY_POLICY,
             "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; \
