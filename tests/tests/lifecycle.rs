@@ -502,31 +502,22 @@ async fn unreadable_files_are_stored_with_empty_content_and_success() {
     assert_eq!(rec["extraction"]["failure"], failure, "{rec}");
     // A readable file's answer names its format; a checksum skip and a metadata read carry
     // no extraction (no file was read).
-    let resp = upload(
-        &s,
-        &p,
-        "note",
-        &[("externalChecksum", "c1")],
-        &[],
-        "n.txt",
-        "hello there",
-    )
-    .await;
-    let answer: Value = resp.json().await.unwrap();
+    let note = || {
+        upload(
+            &s,
+            &p,
+            "note",
+            &[("externalChecksum", "c1")],
+            &[],
+            "n.txt",
+            "hello there",
+        )
+    };
+    let answer: Value = note().await.json().await.unwrap();
     assert_eq!(answer["extraction"]["format"], "text", "{answer}");
     assert_eq!(answer["extraction"]["characters"], 11, "{answer}");
     assert!(answer["extraction"].get("failure").is_none(), "{answer}");
-    let resp = upload(
-        &s,
-        &p,
-        "note",
-        &[("externalChecksum", "c1")],
-        &[],
-        "n.txt",
-        "hello there",
-    )
-    .await;
-    let answer: Value = resp.json().await.unwrap();
+    let answer: Value = note().await.json().await.unwrap();
     assert!(answer.get("extraction").is_none(), "{answer}");
     let meta: Value = metadata(&s, &p, "note").await.json().await.unwrap();
     assert!(meta.get("extraction").is_none(), "{meta}");
