@@ -4,6 +4,7 @@ pub mod error;
 pub mod extract;
 pub mod folder;
 pub mod index;
+pub mod ingest;
 pub mod input;
 pub mod oauth;
 pub mod record;

@@ -156,6 +156,28 @@ pub struct Touch {
     pub event: SyncEvent,
 }
 
+/// One touch of a batch ([`RecordStore::touch_records`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TouchItem {
+    /// The record's externalId (checked by the caller).
+    pub external_id: String,
+    /// Expected stored checksum, unquoted; `None` always matches.
+    pub if_match: Option<String>,
+}
+
+/// A page request of [`RecordStore::list_records`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListQuery {
+    /// Start after this externalId (byte order); `None` starts at the first.
+    pub after: Option<String>,
+    /// At most this many records.
+    pub limit: usize,
+    /// Include tombstones (deleted records and records a COMPLETE close removed).
+    pub include_removed: bool,
+    /// Only records whose content was last stored at or after this time.
+    pub modified_since: Option<Timestamp>,
+}
+
 /// What an upload does to the record, decided before any extraction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UploadDecision {
@@ -181,12 +203,25 @@ pub fn decide_upload(existing: Option<&Record>, checksum: Option<&str>) -> Uploa
 /// Checks a touch against the stored record: it must exist and be live, and `if_match` (if any)
 /// must equal the stored checksum.
 pub fn check_touch(existing: Option<&Record>, if_match: Option<&str>) -> Result<()> {
-    let record = existing
-        .filter(|r| !r.removed)
-        .ok_or_else(|| Error::not_found("no current record with this externalId"))?;
+    check_touch_state(
+        existing
+            .filter(|r| !r.removed)
+            .map(|r| r.external_checksum.as_deref()),
+        if_match,
+    )
+}
+
+/// [`check_touch`] on what a store reads for it: `None` when there is no live record, else the
+/// live record's checksum.
+pub fn check_touch_state(
+    live_checksum: Option<Option<&str>>,
+    if_match: Option<&str>,
+) -> Result<()> {
+    let checksum =
+        live_checksum.ok_or_else(|| Error::not_found("no current record with this externalId"))?;
     match if_match {
         None | Some("*") => Ok(()),
-        Some(expected) if record.external_checksum.as_deref() == Some(expected) => Ok(()),
+        Some(expected) if checksum == Some(expected) => Ok(()),
         Some(_) => Err(Error::PreconditionFailed(
             "If-Match does not match the stored checksum".into(),
         )),
@@ -280,6 +315,59 @@ pub trait RecordStore: Send + Sync + 'static {
     async fn get_record(&self, key: &RecordKey) -> Result<Record>;
     /// Makes a live record a tombstone, as a sync removal does.
     async fn delete_record(&self, key: &RecordKey) -> Result<()>;
+    /// The records of one object type with these externalIds, tombstones included, without
+    /// their content (empty); an externalId without a record is left out. The default reads
+    /// them one by one: a database store answers with one query.
+    async fn get_records(&self, scope: Scope, external_ids: &[String]) -> Result<Vec<Record>> {
+        let mut found = Vec::with_capacity(external_ids.len());
+        for external_id in external_ids {
+            let key = RecordKey {
+                scope,
+                external_id: external_id.clone(),
+            };
+            match self.get_record(&key).await {
+                Ok(mut r) => {
+                    r.content.clear();
+                    found.push(r);
+                }
+                Err(Error::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(found)
+    }
+    /// Touches several records of one object type, as [`RecordStore::touch_record`] does each
+    /// (counted as touches): the sync rules apply to the whole batch (an error of the call),
+    /// [`check_touch`] to each item (its own result, in the order given). A store applies the
+    /// batch in one transaction; the default touches one by one (not atomic as a whole).
+    async fn touch_records(
+        &self,
+        scope: Scope,
+        sync_number: Option<i64>,
+        items: &[TouchItem],
+    ) -> Result<Vec<Result<()>>> {
+        let mut results = Vec::with_capacity(items.len());
+        for item in items {
+            let key = RecordKey {
+                scope,
+                external_id: item.external_id.clone(),
+            };
+            let touch = Touch {
+                sync_number,
+                if_match: item.if_match.clone(),
+                event: SyncEvent::Touched,
+            };
+            results.push(match self.touch_record(&key, touch).await {
+                Ok(_) => Ok(()),
+                Err(e @ (Error::NotFound(_) | Error::PreconditionFailed(_))) => Err(e),
+                Err(e) => return Err(e),
+            });
+        }
+        Ok(results)
+    }
+    /// A page of an object type's records in externalId byte order, without their content
+    /// (empty).
+    async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>>;
 
     /// The write log's last position: every change at or below it has committed
     /// ([`crate::index`]).

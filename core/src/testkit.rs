@@ -25,6 +25,10 @@ use crate::{
     token::{ApiToken, Role, User, Workspace},
 };
 
+mod batch;
+
+pub use batch::*;
+
 /// Both store traits, as one object.
 pub trait Store: RecordStore + TokenStore {}
 impl<T: RecordStore + TokenStore> Store for T {}
@@ -121,7 +125,11 @@ fn touch(sync: Option<i64>, if_match: Option<&str>) -> Touch {
     }
 }
 
-fn assert_err<T: std::fmt::Debug>(r: crate::Result<T>, pred: fn(&Error) -> bool, what: &str) {
+pub(crate) fn assert_err<T: std::fmt::Debug>(
+    r: crate::Result<T>,
+    pred: fn(&Error) -> bool,
+    what: &str,
+) {
     match r {
         Err(e) if pred(&e) => {}
         other => panic!("expected {what}, got {other:?}"),
@@ -2287,6 +2295,9 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, sync_state_machine_misuse_conflicts, ref);
         $crate::conformance_tests!(@case $make, $cleanup, sync_counters_count_writes, ref);
         $crate::conformance_tests!(@case $make, $cleanup, delete_makes_a_revivable_tombstone, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, batches_answer_each_item_in_order, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, batch_sync_rules_apply_to_the_whole_batch, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, listing_pages_in_a_stable_order, ref);
         $crate::conformance_tests!(@case $make, $cleanup, concurrent_uploads_never_lose_a_version, arc);
         $crate::conformance_tests!(@case $make, $cleanup, two_syncs_never_open_at_once, arc);
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);

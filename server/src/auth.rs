@@ -172,11 +172,13 @@ impl<'a> ApiExtractor<'a> for Auth {
                 .await?
                 .0
         };
-        // Read-only credentials are refused before the request body is even parsed.
+        // Read-only credentials are refused before the request body is even parsed. A metadata
+        // batch is a read sent as a POST (its body holds the externalIds).
         let read = matches!(
             *req.method(),
             poem::http::Method::GET | poem::http::Method::HEAD
-        );
+        ) || (req.method() == poem::http::Method::POST
+            && req.uri().path().ends_with(READ_BY_POST));
         if principal.access == Access::ReadOnly && !read {
             return Err(ApiError::forbidden(READ_ONLY).into());
         }
@@ -185,6 +187,9 @@ impl<'a> ApiExtractor<'a> for Auth {
 }
 
 const READ_ONLY: &str = "these credentials are read-only (scope read:*)";
+
+/// The one POST that only reads: `batchMetadata`.
+const READ_BY_POST: &str = "/batch/metadata";
 
 /// Resolves an OAuth2 access token to the user it acts for, with the access its scope allows.
 async fn check_bearer(req: &Request, token: &str) -> poem::Result<Principal> {

@@ -107,7 +107,8 @@ impl ApiError {
         )
     }
 
-    fn problem(&self) -> Problem {
+    /// The problem body this error answers with.
+    pub fn problem(&self) -> Problem {
         Problem {
             problem_type: "about:blank".into(),
             title: self

@@ -8,7 +8,10 @@ use inlet_core::{
     folder::{self, Folder},
     index::{Change, LogPage, Position},
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
-    record::{self, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch},
+    record::{
+        self, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
+        TouchItem,
+    },
     source::Source,
     sync::{self, CloseOperation, OpenOperation, SyncEvent, SyncRun, SyncState},
     tag::TagValue,
@@ -415,6 +418,81 @@ impl RecordStore for MemoryStore {
                 key.external_id
             ))),
         }
+    }
+
+    async fn get_records(&self, scope: Scope, external_ids: &[String]) -> Result<Vec<Record>> {
+        let st = self.state.lock();
+        let name = st.object_type_name(scope)?;
+        let Some(records) = st.records.get(&scope.object_type_id) else {
+            return Ok(Vec::new());
+        };
+        Ok(external_ids
+            .iter()
+            .filter_map(|id| records.get(id))
+            .map(|r| {
+                let mut r = st.view(&name, r);
+                r.content.clear();
+                r
+            })
+            .collect())
+    }
+
+    async fn touch_records(
+        &self,
+        scope: Scope,
+        sync_number: Option<i64>,
+        items: &[TouchItem],
+    ) -> Result<Vec<Result<()>>> {
+        let mut st = self.state.lock();
+        st.object_type_name(scope)?;
+        let sync_number = st.resolve_sync(scope.object_type_id, sync_number)?;
+        let mut results = Vec::with_capacity(items.len());
+        let mut touched = 0;
+        for item in items {
+            let record = st
+                .records
+                .get_mut(&scope.object_type_id)
+                .and_then(|m| m.get_mut(&item.external_id));
+            let outcome = record::check_touch(record.as_deref(), item.if_match.as_deref());
+            if let (Ok(()), Some(r), Some(n)) = (&outcome, record, sync_number) {
+                r.sync_number = n;
+            }
+            touched += usize::from(outcome.is_ok());
+            results.push(outcome);
+        }
+        for _ in 0..touched {
+            st.count(scope.object_type_id, sync_number, SyncEvent::Touched);
+        }
+        Ok(results)
+    }
+
+    async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>> {
+        let st = self.state.lock();
+        let name = st.object_type_name(scope)?;
+        let Some(records) = st.records.get(&scope.object_type_id) else {
+            return Ok(Vec::new());
+        };
+        let mut page: Vec<&Record> = records
+            .values()
+            .filter(|r| {
+                query
+                    .after
+                    .as_deref()
+                    .is_none_or(|a| r.external_id.as_str() > a)
+            })
+            .filter(|r| query.include_removed || !r.removed)
+            .filter(|r| query.modified_since.is_none_or(|t| r.modified_date >= t))
+            .collect();
+        page.sort_unstable_by(|a, b| a.external_id.cmp(&b.external_id));
+        page.truncate(query.limit);
+        Ok(page
+            .into_iter()
+            .map(|r| {
+                let mut r = st.view(&name, r);
+                r.content.clear();
+                r
+            })
+            .collect())
     }
 
     async fn log_head(&self) -> Result<Position> {

@@ -7,7 +7,8 @@ use inlet_core::{
     folder::Folder,
     index::{LogPage, Position},
     record::{
-        self, Extraction, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
+        self, Extraction, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite,
+        Scope, Touch, TouchItem,
     },
     search,
     source::Source,
@@ -20,7 +21,7 @@ use uuid::Uuid;
 
 use crate::{SeaOrmStore, all, db_error, exec, get, json_error, one};
 
-fn millis(t: &Timestamp) -> i64 {
+pub(crate) fn millis(t: &Timestamp) -> i64 {
     t.timestamp_millis()
 }
 
@@ -46,12 +47,12 @@ fn enum_parse<T: serde::de::DeserializeOwned>(s: &str) -> Result<T> {
 }
 
 /// The object type's row: its name, current and open sync, checked against the scope.
-struct ObjectTypeState {
-    name: String,
+pub(crate) struct ObjectTypeState {
+    pub(crate) name: String,
     current_sync: i64,
-    open_sync: Option<i64>,
+    pub(crate) open_sync: Option<i64>,
     /// The last COMPLETE sync: a record whose sync number is below it was removed by it.
-    complete_floor: i64,
+    pub(crate) complete_floor: i64,
 }
 
 /// Counter shards per sync (see the `sync_counters` table).
@@ -71,7 +72,7 @@ const SYNC_GROUP: &str = " GROUP BY s.object_type_id, s.sync_number, s.operation
     s.close_operation, s.started_at, s.closed_at, s.removed, s.kept";
 
 /// The counter shard of a write: spread by externalId.
-fn counter_shard(external_id: &str) -> i64 {
+pub(crate) fn counter_shard(external_id: &str) -> i64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     external_id.hash(&mut h);
@@ -185,7 +186,7 @@ impl SeaOrmStore {
     }
 
     /// Reads (and with `lock`, locks) the object type's row, confined to the scope.
-    async fn object_type_state(
+    pub(crate) async fn object_type_state(
         &self,
         db: &impl ConnectionTrait,
         scope: Scope,
@@ -943,6 +944,23 @@ impl RecordStore for SeaOrmStore {
         self.log_record(&txn, uuid(&row, "id")?).await?;
         txn.commit().await.map_err(db_error)?;
         Ok(())
+    }
+
+    async fn get_records(&self, scope: Scope, external_ids: &[String]) -> Result<Vec<Record>> {
+        self.records_by_external_id(scope, external_ids).await
+    }
+
+    async fn touch_records(
+        &self,
+        scope: Scope,
+        sync_number: Option<i64>,
+        items: &[TouchItem],
+    ) -> Result<Vec<Result<()>>> {
+        self.touch_many(scope, sync_number, items).await
+    }
+
+    async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>> {
+        self.list_page(scope, query).await
     }
 
     async fn log_head(&self) -> Result<Position> {

@@ -481,6 +481,21 @@ fn add_constraints(doc: &mut Value) {
         ),
         ("search", "cursor", json!({"pattern": "^[A-Za-z0-9_-]+$"})),
         (
+            "listObjects",
+            "limit",
+            json!({"minimum": 1, "maximum": inlet_core::ingest::MAX_PAGE}),
+        ),
+        (
+            "listObjects",
+            "cursor",
+            json!({"pattern": "^r1\\.([0-9a-f]{2})*$"}),
+        ),
+        (
+            "listObjects",
+            "modifiedSince",
+            json!({"format": "date-time"}),
+        ),
+        (
             "authorize",
             "code_challenge",
             json!({"pattern": "^[A-Za-z0-9._~-]{43,128}$"}),
@@ -557,6 +572,14 @@ fn add_constraints(doc: &mut Value) {
         (
             "/components/schemas/ClientIn/properties/scopes",
             json!({"minItems": 1}),
+        ),
+        (
+            "/components/schemas/BatchIds/properties/externalIds",
+            json!({"maxItems": inlet_core::ingest::MAX_BATCH}),
+        ),
+        (
+            "/components/schemas/BatchTouch/properties/objects",
+            json!({"maxItems": inlet_core::ingest::MAX_BATCH}),
         ),
         (
             "/components/schemas/ClientIn/properties/scopes/items",

@@ -559,6 +559,10 @@ pub struct RecordMetadata {
     /// a file that cannot be read is still stored with empty content, and this says why.
     #[oai(skip_serializing_if_is_none)]
     pub extraction: Option<ExtractionOut>,
+    /// `true` on a tombstone in the record listing (`listObjects` with `includeRemoved`);
+    /// absent otherwise.
+    #[oai(skip_serializing_if_is_none)]
+    pub removed: Option<bool>,
 }
 
 impl From<&Record> for RecordMetadata {
@@ -575,6 +579,7 @@ impl From<&Record> for RecordMetadata {
                 email: r.modified_by.clone(),
             },
             extraction: None,
+            removed: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! [`OpenApiService`] whose document is published as `openapi/openapi.json`.
 
 mod apitokens;
+mod batch;
 mod clients;
 mod document;
 pub mod dto;
@@ -47,6 +48,7 @@ pub type Apis = (
     sources::SourcesApi,
     syncs::SyncsApi,
     objects::ObjectsApi,
+    batch::BatchApi,
     search::SearchApi,
     clients::ClientsApi,
     apitokens::ApiTokensApi,
@@ -61,6 +63,7 @@ pub fn service() -> OpenApiService<Apis, ()> {
             sources::SourcesApi,
             syncs::SyncsApi,
             objects::ObjectsApi,
+            batch::BatchApi,
             search::SearchApi,
             clients::ClientsApi,
             apitokens::ApiTokensApi,

@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use inlet_core::{
-    Error, input,
+    Error, ingest, input,
     record::{self, Extraction, RecordKey, RecordWrite, Touch, UploadDecision},
     source::{Field, ObjectDataType, ObjectType, SourceDataType},
     structured,
@@ -431,10 +431,7 @@ impl ObjectsApi {
     ) -> Result<Json<RecordMetadata>, ApiError> {
         let principal = auth.reader();
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let record = state
-            .records
-            .get_record(&record_key(scope, external_id.0)?)
-            .await?;
+        let record = ingest::metadata(&*state.records, scope, &external_id.0).await?;
         Ok(Json((&record).into()))
     }
 
@@ -462,17 +459,14 @@ impl ObjectsApi {
     ) -> Result<NoContent, ApiError> {
         let principal = auth.writer()?;
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let key = record_key(scope, external_id.0)?;
-        let if_match = if_match.0.as_deref().map(record::parse_if_match);
-        if let Some(m) = &if_match {
-            input::check_checksum("If-Match", m)?;
-        }
-        let touch = Touch {
-            sync_number: sync_number.0,
-            if_match,
-            event: SyncEvent::Touched,
-        };
-        state.records.touch_record(&key, touch).await?;
+        ingest::touch(
+            &*state.records,
+            scope,
+            &external_id.0,
+            sync_number.0,
+            if_match.0.as_deref(),
+        )
+        .await?;
         Ok(NoContent::NoContent)
     }
 
@@ -515,10 +509,7 @@ impl ObjectsApi {
     ) -> Result<NoContent, ApiError> {
         let principal = auth.writer()?;
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        state
-            .records
-            .delete_record(&record_key(scope, external_id.0)?)
-            .await?;
+        ingest::delete(&*state.records, scope, &external_id.0).await?;
         state.metrics.removed("delete", 1);
         Ok(NoContent::NoContent)
     }

@@ -196,6 +196,17 @@ def walk(base):
            params={"sourceId": s, "objectTypeId": f, "externalId": "report-q3", "syncNumber": n,
                    "If-Match": '"etag-7f3a"'})
     record("getObject", api.get(u(obj)), params={"sourceId": s, "objectTypeId": f, "externalId": "report-q3"})
+    ot = {"sourceId": s, "objectTypeId": f}
+    batch = f"/sources/{s}/objecttypes/{f}/batch"
+    body = {"externalIds": ["report-q3", "budget-2026", "minutes-0412"]}
+    record("batchMetadata", api.post(u(f"{batch}/metadata"), json=body), body, ot)
+    body = {"syncNumber": n, "objects": [{"externalId": "report-q3", "ifMatch": "etag-7f3a"},
+                                         {"externalId": "budget-2026"},
+                                         {"externalId": "minutes-0412"}]}
+    record("batchTouch", api.post(u(f"{batch}/touch"), json=body), body, ot)
+    listing = {"limit": 2}
+    record("listObjects", api.get(u(f"/sources/{s}/objecttypes/{f}/objects"), params=listing),
+           params={**ot, **listing})
     body = {"operation": "COMPLETE"}
     record("closeSync", api.put(u(f"{syncs}/{n}"), json=body), body,
            {"sourceId": s, "objectTypeId": f, "syncNumber": n})
@@ -219,6 +230,8 @@ def walk(base):
     record("deleteFolder", api.delete(u(f"{hier}/archive")),
            params={"sourceId": s, "tagConfigId": folder_tag, "externalId": "archive"})
     record("deleteObject", api.delete(u(obj)), params={"sourceId": s, "objectTypeId": f, "externalId": "report-q3"})
+    body = {"externalIds": ["budget-2026", "report-q3"]}
+    record("batchDelete", api.post(u(f"{batch}/delete"), json=body), body, ot)
     old = api.post(u("/sources"), json={**source_body, "externalId": "old-drive"}).json()["id"]
     record("deleteSource", api.delete(u(f"/sources/{old}")), params={"sourceId": old})
 
