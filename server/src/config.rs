@@ -16,6 +16,9 @@ pub const DEFAULT_EXTRACTION_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Maximum size of a JSON request body (source configurations): 1 MiB.
 pub const MAX_JSON_BODY_BYTES: usize = 1024 * 1024;
+/// Maximum size of a batch request body (`…/batch/…`): 1,000 items of the longest externalId and
+/// checksum fit.
+pub const MAX_BATCH_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Maximum size of a request body to `/oauth/…` (token, revoke, introspect, the sign-in and
 /// consent forms), which is read before the caller is known: their parameters are a few
 /// hundred bytes.

@@ -42,8 +42,8 @@ fn openapi_document() -> impl IntoResponse {
     openapi_json().with_content_type("application/json; charset=utf-8")
 }
 
-/// Caps every non-multipart request body at [`config::MAX_JSON_BODY_BYTES`] (any body to
-/// `/oauth/…` at [`config::MAX_OAUTH_BODY_BYTES`]): a declared Content-Length beyond it is
+/// Caps every non-multipart request body at [`config::MAX_JSON_BODY_BYTES`] (a batch at
+/// [`config::MAX_BATCH_BODY_BYTES`], any body to `/oauth/…` at [`config::MAX_OAUTH_BODY_BYTES`]): a declared Content-Length beyond it is
 /// refused with 413 before reading; an undeclared (chunked) body stops being read at the cap.
 /// Multipart uploads enforce their own, larger limit while streaming, and a declared length
 /// beyond it (plus [`config::MULTIPART_OVERHEAD_BYTES`]) is 413 before reading.
@@ -74,6 +74,8 @@ async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::O
     } else {
         let max = if oauth {
             config::MAX_OAUTH_BODY_BYTES
+        } else if req.uri().path().contains("/batch/") {
+            config::MAX_BATCH_BODY_BYTES
         } else {
             config::MAX_JSON_BODY_BYTES
         };

@@ -273,6 +273,18 @@ async fn limits_and_malformed_bodies_are_named() {
     let answer =
         ok_json(post(&s, &batch(&p, "metadata"), json!({ "externalIds": full })).await).await;
     assert_eq!(answer["items"].as_array().unwrap().len(), 1000);
+    // 1,000 items of the longest externalId and checksum fit in a batch body.
+    let longest: Vec<Value> = (0..1000)
+        .map(|i| json!({"externalId": format!("{i:04}{}", "x".repeat(1020)), "ifMatch": "c".repeat(1024)}))
+        .collect();
+    let answer = ok_json(post(&s, &batch(&p, "touch"), json!({ "objects": longest })).await).await;
+    assert!(
+        answer["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["status"] == 404)
+    );
     let empty = ok_json(post(&s, &batch(&p, "delete"), json!({ "externalIds": [] })).await).await;
     assert_eq!(empty["items"], json!([]));
 

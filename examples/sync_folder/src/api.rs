@@ -5,6 +5,7 @@
 //! UTF-8, which the server decodes.
 
 use std::{
+    collections::HashMap,
     path::PathBuf,
     sync::{
         Arc,
@@ -32,8 +33,6 @@ const ATTEMPTS: u32 = 3;
 const RETRY_DELAY: Duration = Duration::from_millis(500);
 /// How long a connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Search page size when listing live records (the server's maximum).
-const SEARCH_PAGE: &str = "100";
 
 /// Everything but RFC 3986 unreserved characters: safe for a path segment, a query value and a
 /// tag header half.
@@ -338,6 +337,18 @@ impl Target {
     fn object(&self, external_id: &str) -> String {
         format!("{}/objects/{}", self.path(), encode(external_id))
     }
+
+    fn batch(&self, operation: &str) -> String {
+        format!("{}/batch/{operation}", self.path())
+    }
+}
+
+/// Most items one batch request carries (the server's limit).
+pub const BATCH: usize = 1000;
+
+/// A batch item's status as an HTTP status.
+fn item_status(status: u16) -> StatusCode {
+    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 /// Inlet's API at one address, with one credential.
@@ -550,6 +561,115 @@ impl Inlet {
         decode(&what, resp).await.map(Some)
     }
 
+    /// Metadata of up to [`BATCH`] records in one request (`POST .../batch/metadata`): the
+    /// stored metadata by externalId; records that do not exist are absent.
+    pub async fn metadata_batch(
+        &self,
+        target: &Target,
+        external_ids: &[&str],
+    ) -> Result<HashMap<String, Metadata>, ApiError> {
+        #[derive(Deserialize)]
+        struct Answer {
+            items: Vec<Item>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Item {
+            external_id: String,
+            status: u16,
+            record: Option<Metadata>,
+            problem: Option<Value>,
+        }
+        let what = format!("read metadata of {} files", external_ids.len());
+        let path = target.batch("metadata");
+        let body = json!({ "externalIds": external_ids });
+        let resp = self
+            .send(&what, &[StatusCode::OK], || {
+                self.request(Method::POST, &path).json(&body)
+            })
+            .await?;
+        let answer: Answer = decode(&what, resp).await?;
+        let mut found = HashMap::with_capacity(answer.items.len());
+        for item in answer.items {
+            match (item.status, item.record) {
+                (200, Some(record)) => {
+                    found.insert(item.external_id, record);
+                }
+                (404, _) => {}
+                (status, _) => {
+                    return Err(ApiError::Status {
+                        what: format!("read metadata of {}", item.external_id),
+                        status: item_status(status),
+                        detail: item
+                            .problem
+                            .as_ref()
+                            .and_then(|p| p["detail"].as_str())
+                            .map(str::to_string),
+                    });
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Touches up to [`BATCH`] records in one request (`POST .../batch/touch`), each expected
+    /// to hold its checksum: one answer per item, in order.
+    pub async fn touch_batch(
+        &self,
+        target: &Target,
+        sync_number: i64,
+        items: &[(&str, &str)],
+    ) -> Result<Vec<Touched>, ApiError> {
+        #[derive(Deserialize)]
+        struct Answer {
+            items: Vec<Item>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Item {
+            external_id: String,
+            status: u16,
+            problem: Option<Value>,
+        }
+        let what = format!("touch {} files", items.len());
+        let path = target.batch("touch");
+        let objects: Vec<Value> = items
+            .iter()
+            .map(|(id, checksum)| json!({"externalId": id, "ifMatch": checksum}))
+            .collect();
+        let body = json!({"syncNumber": sync_number, "objects": objects});
+        let resp = self
+            .send(&what, &[StatusCode::OK], || {
+                self.request(Method::POST, &path).json(&body)
+            })
+            .await?;
+        let answer: Answer = decode(&what, resp).await?;
+        if answer.items.len() != items.len() {
+            return Err(ApiError::Decode {
+                what,
+                message: format!("{} answers for {} items", answer.items.len(), items.len()),
+            });
+        }
+        answer
+            .items
+            .into_iter()
+            .map(|item| match item.status {
+                204 => Ok(Touched::Yes),
+                412 => Ok(Touched::Changed),
+                404 => Ok(Touched::Missing),
+                status => Err(ApiError::Status {
+                    what: format!("touch {}", item.external_id),
+                    status: item_status(status),
+                    detail: item
+                        .problem
+                        .as_ref()
+                        .and_then(|p| p["detail"].as_str())
+                        .map(str::to_string),
+                }),
+            })
+            .collect()
+    }
+
     /// Touch (`PUT .../objects/{externalId}?syncNumber=n` with `If-Match: "<checksum>"`).
     pub async fn touch(
         &self,
@@ -718,39 +838,36 @@ impl Inlet {
         Ok(all)
     }
 
-    /// The externalIds of the object type's live records, through search without words. Search
-    /// trails writes by up to a second, so a dry run right after a sync may miss its last writes.
+    /// The externalIds of the object type's live records, from the record listing
+    /// (`GET .../objects`, a page of [`BATCH`] at a time).
     pub async fn live_external_ids(&self, target: &Target) -> Result<Vec<String>, ApiError> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Page {
-            results: Vec<Hit>,
+            objects: Vec<Listed>,
             next_cursor: Option<String>,
         }
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
-        struct Hit {
+        struct Listed {
             external_id: String,
         }
         let what = "list records";
+        let path = format!("{}/objects", target.path());
         let mut ids = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
-            let mut query = vec![
-                ("sourceId", target.source_id.clone()),
-                ("objectTypeId", target.object_type_id.clone()),
-                ("limit", SEARCH_PAGE.to_string()),
-            ];
+            let mut query = vec![("limit", BATCH.to_string())];
             if let Some(c) = &cursor {
                 query.push(("cursor", c.clone()));
             }
             let resp = self
                 .send(what, &[StatusCode::OK], || {
-                    self.request(Method::GET, "/search").query(&query)
+                    self.request(Method::GET, &path).query(&query)
                 })
                 .await?;
             let page: Page = decode(what, resp).await?;
-            ids.extend(page.results.into_iter().map(|h| h.external_id));
+            ids.extend(page.objects.into_iter().map(|o| o.external_id));
             match page.next_cursor {
                 Some(c) => cursor = Some(c),
                 None => return Ok(ids),

@@ -65,7 +65,7 @@ pub struct Args {
     pub jobs: u16,
 
     /// Print what would be done and change nothing: no source, sync, folder or record is
-    /// created, touched or removed (only GET requests are sent).
+    /// created, touched or removed (only reads are sent: GET requests and metadata batches).
     #[arg(long)]
     pub dry_run: bool,
 
@@ -73,6 +73,12 @@ pub struct Args {
     /// and go on instead of stopping.
     #[arg(long)]
     pub abandon_open_sync: bool,
+
+    /// Run the skip procedure one file at a time (a metadata read and a touch per unchanged
+    /// file), as spec 4.4 describes it, instead of in batches of 1,000; for servers without
+    /// the batch endpoints.
+    #[arg(long)]
+    pub per_file: bool,
 
     /// No progress bar and no per-file lines; errors and the summary line are still printed.
     #[arg(long, short = 'q')]

@@ -18,7 +18,7 @@ use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use reqwest::StatusCode;
 
 use crate::{
-    api::{ApiError, Credentials, FolderDeleted, Inlet, Touched, Upload, tag_header_value},
+    api::{ApiError, BATCH, Credentials, FolderDeleted, Inlet, Touched, Upload, tag_header_value},
     cli::Args,
     local::{self, LocalFile, LocalTree},
     plan::{self, Action, FolderPlan, Layout},
@@ -359,7 +359,7 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// The skip procedure for one file: checksum, metadata, then touch or upload.
+    /// The per-file skip procedure (`--per-file`): checksum, metadata, then touch or upload.
     async fn file(&self, file: &LocalFile) -> anyhow::Result<Done> {
         if self.stop.load(Ordering::Relaxed) {
             return Ok(Done::NotAttempted);
@@ -385,6 +385,98 @@ impl Job<'_> {
             }
             // Changed or removed since the metadata was read: upload instead.
         }
+        self.upload(file, &checksum, len, stored.as_ref()).await
+    }
+
+    /// The skip procedure for up to [`BATCH`] files: their checksums, one metadata request
+    /// and one touch request for the unchanged ones. Returns what is settled (touched, or
+    /// failed) and what is left to upload.
+    async fn batch<'f>(&self, files: &[&'f LocalFile], jobs: usize) -> Batch<'f> {
+        let mut settled = Vec::new();
+        let mut sums = Vec::with_capacity(files.len());
+        let mut computed = stream::iter(files)
+            .map(|file| async move { (*file, checksum(&file.path).await) })
+            .buffered(jobs);
+        while let Some((file, sum)) = computed.next().await {
+            match sum {
+                Ok((checksum, len)) => sums.push((file, checksum, len)),
+                Err(e) => settled.push((file, Err(e))),
+            }
+        }
+        let ids: Vec<&str> = sums.iter().map(|(f, ..)| f.external_id.as_str()).collect();
+        let mut stored = match self.inlet.metadata_batch(&self.layout.target, &ids).await {
+            Ok(found) => found,
+            Err(e) => {
+                let e = anyhow!(e);
+                settled.extend(sums.into_iter().map(|(f, ..)| (f, Err(anyhow!("{e:#}")))));
+                return Batch {
+                    settled,
+                    uploads: Vec::new(),
+                };
+            }
+        };
+        let (unchanged, changed): (Vec<_>, Vec<_>) = sums.into_iter().partition(|(f, sum, _)| {
+            plan::decide(stored.get(&f.external_id), sum) == Action::Touch
+        });
+        let mut uploads: Vec<Pending<'f>> = changed
+            .into_iter()
+            .map(|(file, checksum, len)| Pending {
+                stored: stored.remove(&file.external_id),
+                file,
+                checksum,
+                len,
+            })
+            .collect();
+        if unchanged.is_empty() {
+            return Batch { settled, uploads };
+        }
+        let items: Vec<(&str, &str)> = unchanged
+            .iter()
+            .map(|(f, sum, _)| (f.external_id.as_str(), sum.as_str()))
+            .collect();
+        match self
+            .inlet
+            .touch_batch(&self.layout.target, self.sync_number, &items)
+            .await
+        {
+            Ok(touched) => {
+                for ((file, checksum, len), t) in unchanged.into_iter().zip(touched) {
+                    if t == Touched::Yes {
+                        settled.push((file, Ok(Done::Touched)));
+                    } else {
+                        // Changed or removed since the metadata was read: upload instead.
+                        uploads.push(Pending {
+                            stored: stored.remove(&file.external_id),
+                            file,
+                            checksum,
+                            len,
+                        });
+                    }
+                }
+            }
+            Err(e) => {
+                let e = anyhow!(e);
+                settled.extend(
+                    unchanged
+                        .into_iter()
+                        .map(|(f, ..)| (f, Err(anyhow!("{e:#}")))),
+                );
+            }
+        }
+        Batch { settled, uploads }
+    }
+
+    /// Uploads one file whose checksum is `checksum`.
+    async fn upload(
+        &self,
+        file: &LocalFile,
+        checksum: &str,
+        len: u64,
+        stored: Option<&crate::api::Metadata>,
+    ) -> anyhow::Result<Done> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(Done::NotAttempted);
+        }
         let tags: Vec<String> = file
             .folder
             .iter()
@@ -401,7 +493,7 @@ impl Job<'_> {
                     path: file.path.clone(),
                     file_name: &file.name,
                     len,
-                    checksum: &checksum,
+                    checksum,
                     external_url: url.as_deref(),
                     tags: &tags,
                 },
@@ -409,10 +501,24 @@ impl Job<'_> {
             )
             .await?;
         Ok(Done::Uploaded {
-            how: upload_reason(stored.as_ref()),
+            how: upload_reason(stored),
             unreadable: stored_now.extraction.and_then(|e| e.failure),
         })
     }
+}
+
+/// A file of a batch left to upload.
+struct Pending<'f> {
+    file: &'f LocalFile,
+    checksum: String,
+    len: u64,
+    stored: Option<crate::api::Metadata>,
+}
+
+/// What [`Job::batch`] settled and what it left to upload.
+struct Batch<'f> {
+    settled: Vec<(&'f LocalFile, anyhow::Result<Done>)>,
+    uploads: Vec<Pending<'f>>,
 }
 
 /// Why a file is uploaded, for `--verbose` and dry-run lines.
@@ -582,46 +688,86 @@ async fn mirror_in_sync(
     };
     out.start(tree.files.len());
     let job = &job;
-    let mut results = stream::iter(&tree.files)
-        .map(|file| async move { (file, job.file(file).await) })
-        .buffer_unordered(usize::from(args.jobs));
-    while let Some((file, result)) = results.next().await {
-        out.bar.inc(1);
-        out.bar.set_message(file.external_id.clone());
-        match result {
-            Ok(Done::Uploaded { how, unreadable }) => {
-                summary.uploaded += 1;
-                out.detail(format!("uploaded {} ({how})", file.external_id));
-                if let Some(why) = unreadable {
-                    out.detail(format!("  the server could not read its text: {why}"));
-                    summary.unreadable += 1;
-                    if summary.unreadable_examples.len() < UNREADABLE_EXAMPLES {
-                        summary
-                            .unreadable_examples
-                            .push((file.external_id.clone(), why));
-                    }
-                }
-            }
-            Ok(Done::Touched) => {
-                summary.touched += 1;
-                out.detail(format!("touched {}", file.external_id));
-            }
-            Ok(Done::NotAttempted) => summary.not_attempted += 1,
-            Err(e) => {
-                summary.failed += 1;
-                if is_fatal(&e) && !job.stop.swap(true, Ordering::Relaxed) {
-                    out.error(format!("{e:#}; not starting further files"));
-                } else {
-                    out.error(format!("{e:#}"));
-                }
-            }
+    let jobs = usize::from(args.jobs);
+    if args.per_file {
+        let mut results = stream::iter(&tree.files)
+            .map(|file| async move { (file, job.file(file).await) })
+            .buffer_unordered(jobs);
+        while let Some((file, result)) = results.next().await {
+            tally(summary, out, job, file, result);
         }
-        summary.bytes = job.sent.load(Ordering::Relaxed);
+        return stale;
+    }
+    let files: Vec<&LocalFile> = tree.files.iter().collect();
+    for chunk in files.chunks(BATCH) {
+        if job.stop.load(Ordering::Relaxed) {
+            for file in chunk {
+                tally(summary, out, job, file, Ok(Done::NotAttempted));
+            }
+            continue;
+        }
+        let Batch { settled, uploads } = job.batch(chunk, jobs).await;
+        for (file, result) in settled {
+            tally(summary, out, job, file, result);
+        }
+        let mut results = stream::iter(&uploads)
+            .map(|p| async move {
+                (
+                    p.file,
+                    job.upload(p.file, &p.checksum, p.len, p.stored.as_ref())
+                        .await,
+                )
+            })
+            .buffer_unordered(jobs);
+        while let Some((file, result)) = results.next().await {
+            tally(summary, out, job, file, result);
+        }
     }
     stale
 }
 
-/// Says what [`mirror`] would do, sending only GET requests.
+/// Counts what one file came to and says so.
+fn tally(
+    summary: &mut Summary,
+    out: &Out,
+    job: &Job<'_>,
+    file: &LocalFile,
+    result: anyhow::Result<Done>,
+) {
+    out.bar.inc(1);
+    out.bar.set_message(file.external_id.clone());
+    match result {
+        Ok(Done::Uploaded { how, unreadable }) => {
+            summary.uploaded += 1;
+            out.detail(format!("uploaded {} ({how})", file.external_id));
+            if let Some(why) = unreadable {
+                out.detail(format!("  the server could not read its text: {why}"));
+                summary.unreadable += 1;
+                if summary.unreadable_examples.len() < UNREADABLE_EXAMPLES {
+                    summary
+                        .unreadable_examples
+                        .push((file.external_id.clone(), why));
+                }
+            }
+        }
+        Ok(Done::Touched) => {
+            summary.touched += 1;
+            out.detail(format!("touched {}", file.external_id));
+        }
+        Ok(Done::NotAttempted) => summary.not_attempted += 1,
+        Err(e) => {
+            summary.failed += 1;
+            if is_fatal(&e) && !job.stop.swap(true, Ordering::Relaxed) {
+                out.error(format!("{e:#}; not starting further files"));
+            } else {
+                out.error(format!("{e:#}"));
+            }
+        }
+    }
+    summary.bytes = job.sent.load(Ordering::Relaxed);
+}
+
+/// Says what [`mirror`] would do, sending only reads (GET requests and metadata batches).
 async fn dry_run(
     inlet: &Inlet,
     args: &Args,
@@ -689,38 +835,51 @@ async fn dry_run(
     summary.folders_removed = stale.len() as u64;
 
     out.start(tree.files.len());
-    let mut results = stream::iter(&tree.files)
-        .map(|file| async move {
-            let (checksum, len) = checksum(&file.path).await?;
-            let action = match layout {
-                Some(l) => {
-                    let stored = inlet.metadata(&l.target, &file.external_id).await?;
-                    (
-                        plan::decide(stored.as_ref(), &checksum),
-                        upload_reason(stored.as_ref()),
-                    )
+    let jobs = usize::from(args.jobs);
+    for chunk in tree.files.chunks(BATCH) {
+        let sums: Vec<anyhow::Result<(String, u64)>> = stream::iter(chunk)
+            .map(|file| checksum(&file.path))
+            .buffered(jobs)
+            .collect()
+            .await;
+        let ids: Vec<&str> = chunk
+            .iter()
+            .zip(&sums)
+            .filter(|(_, sum)| sum.is_ok())
+            .map(|(f, _)| f.external_id.as_str())
+            .collect();
+        let stored = match layout {
+            Some(l) => inlet
+                .metadata_batch(&l.target, &ids)
+                .await
+                .map_err(|e| format!("{:#}", anyhow!(e))),
+            None => Ok(Default::default()),
+        };
+        for (file, sum) in chunk.iter().zip(sums) {
+            out.bar.inc(1);
+            let decided = sum
+                .map_err(|e| format!("{e:#}"))
+                .and_then(|(checksum, len)| {
+                    let stored = stored
+                        .as_ref()
+                        .map_err(Clone::clone)?
+                        .get(&file.external_id);
+                    Ok((plan::decide(stored, &checksum), upload_reason(stored), len))
+                });
+            match decided {
+                Ok((Action::Touch, ..)) => {
+                    summary.touched += 1;
+                    out.detail(format!("would touch {}", file.external_id));
                 }
-                None => (Action::Upload { new: true }, "new"),
-            };
-            anyhow::Ok((action, len))
-        })
-        .buffered(usize::from(args.jobs))
-        .zip(stream::iter(&tree.files));
-    while let Some((result, file)) = results.next().await {
-        out.bar.inc(1);
-        match result {
-            Ok(((Action::Touch, _), _)) => {
-                summary.touched += 1;
-                out.detail(format!("would touch {}", file.external_id));
-            }
-            Ok(((Action::Upload { .. }, how), len)) => {
-                summary.uploaded += 1;
-                summary.bytes += len;
-                out.info(format!("would upload {} ({how})", file.external_id));
-            }
-            Err(e) => {
-                summary.failed += 1;
-                out.error(format!("{e:#}"));
+                Ok((Action::Upload { .. }, how, len)) => {
+                    summary.uploaded += 1;
+                    summary.bytes += len;
+                    out.info(format!("would upload {} ({how})", file.external_id));
+                }
+                Err(e) => {
+                    summary.failed += 1;
+                    out.error(e);
+                }
             }
         }
     }

@@ -411,6 +411,25 @@ async fn mirrors_uploads_then_touches_then_removes() {
         (Some(1), Some(4))
     );
     assert_eq!(sync["removed"], 1);
+
+    // The per-file procedure (no batch endpoints) comes to the same: all five files touched.
+    let run = sync_folder(&server, &[&first[..], &["--per-file", root_arg]].concat()).await;
+    run.assert_ok();
+    assert_eq!(
+        (
+            run.count("uploaded"),
+            run.count("touched"),
+            run.count("removed")
+        ),
+        (0, 5, 0),
+        "{}",
+        run.summary()
+    );
+    let sync = m.sync(&server, 4).await;
+    assert_eq!(
+        (sync["touched"].as_u64(), sync["removed"].as_u64()),
+        (Some(5), Some(0))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -433,9 +452,6 @@ async fn dry_run_changes_nothing() {
         let args = args(extra);
         let server = &server;
         async move {
-            // A dry run lists the records through search, which trails writes by up to a
-            // second: let it see the last run's.
-            server.settle().await;
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             sync_folder(server, &refs).await
         }
