@@ -334,6 +334,9 @@ async fn resolve(
     pick(&source).map(Some)
 }
 
+/// Batches of files whose skip procedure runs at once.
+const CHUNKS_AHEAD: usize = 4;
+
 /// How many unreadable files the summary names.
 const UNREADABLE_EXAMPLES: usize = 5;
 
@@ -698,15 +701,22 @@ async fn mirror_in_sync(
         }
         return stale;
     }
+    // Up to CHUNKS_AHEAD chunks read their checksums, metadata and touches at once (a
+    // second sync of unchanged files is nothing but that); uploads run chunk by chunk.
     let files: Vec<&LocalFile> = tree.files.iter().collect();
-    for chunk in files.chunks(BATCH) {
-        if job.stop.load(Ordering::Relaxed) {
-            for file in chunk {
-                tally(summary, out, job, file, Ok(Done::NotAttempted));
+    let mut batches = stream::iter(files.chunks(BATCH))
+        .map(|chunk| async move {
+            if job.stop.load(Ordering::Relaxed) {
+                let settled = chunk.iter().map(|f| (*f, Ok(Done::NotAttempted))).collect();
+                return Batch {
+                    settled,
+                    uploads: Vec::new(),
+                };
             }
-            continue;
-        }
-        let Batch { settled, uploads } = job.batch(chunk, jobs).await;
+            job.batch(chunk, jobs).await
+        })
+        .buffered(CHUNKS_AHEAD);
+    while let Some(Batch { settled, uploads }) = batches.next().await {
         for (file, result) in settled {
             tally(summary, out, job, file, result);
         }

@@ -581,6 +581,20 @@ fn add_constraints(doc: &mut Value) {
             "/components/schemas/BatchTouch/properties/objects",
             json!({"maxItems": inlet_core::ingest::MAX_BATCH}),
         ),
+        // JSON text may hold any character but NUL; an item breaking the externalId rules
+        // fails alone (its own 400 in the answer).
+        (
+            "/components/schemas/BatchIds/properties/externalIds/items",
+            json!({"pattern": "^[^\\u0000]*$"}),
+        ),
+        (
+            "/components/schemas/BatchTouchObject/properties/externalId",
+            json!({"pattern": "^[^\\u0000]*$"}),
+        ),
+        (
+            "/components/schemas/BatchTouchObject/properties/ifMatch",
+            json!({"pattern": "^[^\\u0000]*$"}),
+        ),
         (
             "/components/schemas/ClientIn/properties/scopes/items",
             json!({"enum": ["default", "*:*", "read:*"]}),

@@ -222,7 +222,23 @@ def _search(case):
     case.query = query
 
 
+def _list_objects(case):
+    # A cursor must be one the server issued (nextCursor).
+    query = case.query or {}
+    query.pop("cursor", None)
+    case.query = query
+
+
+def _batch_touch(case):
+    # A syncNumber must name the open sync (else 409 for the whole batch, documented); without
+    # one the touches join the open sync, if any.
+    if isinstance(case.body, dict):
+        case.body.pop("syncNumber", None)
+
+
 REPAIRS = {
+    "listObjects": _list_objects,
+    "batchTouch": _batch_touch,
     "uploadFile": _upload_file,
     "uploadOAuthClientLogo": _upload_logo,
     "touchObject": _touch,
