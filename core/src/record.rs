@@ -300,6 +300,19 @@ pub trait RecordStore: Send + Sync + 'static {
         scope: Scope,
         sync_number: i64,
         op: CloseOperation,
+    ) -> Result<SyncRun> {
+        self.close_sync_guarded(scope, sync_number, op, None).await
+    }
+    /// [`RecordStore::close_sync`] under the mass-removal guard: a COMPLETE close that would
+    /// remove more than `max_removal_percent` of the live records is refused by
+    /// [`crate::sync::check_mass_removal`] (counted in the close's own transaction) and the sync
+    /// stays open.
+    async fn close_sync_guarded(
+        &self,
+        scope: Scope,
+        sync_number: i64,
+        op: CloseOperation,
+        max_removal_percent: Option<f64>,
     ) -> Result<SyncRun>;
     /// One sync run.
     async fn get_sync(&self, scope: Scope, sync_number: i64) -> Result<SyncRun>;

@@ -176,6 +176,28 @@ pub fn resolve(given: Option<i64>, open_sync: Option<i64>) -> Result<Option<i64>
     }
 }
 
+/// The mass-removal guard: refuses a COMPLETE close that would remove more than `max_percent`
+/// of the object type's `live` records (`removing` of them), so a connector whose listing came
+/// back empty by mistake does not wipe the object type. `None` allows any removal.
+pub fn check_mass_removal(removing: u64, live: u64, max_percent: Option<f64>) -> Result<()> {
+    let Some(max) = max_percent else {
+        return Ok(());
+    };
+    if removing == 0 || live == 0 {
+        return Ok(());
+    }
+    let share = removing as f64 * 100.0 / live as f64;
+    if share <= max {
+        return Ok(());
+    }
+    Err(Error::conflict(format!(
+        "this COMPLETE close would remove {removing} of the object type's {live} live records \
+         ({share:.1}%), more than the {max}% the service allows (--complete-max-removal); the \
+         sync stays open. If the removal is meant, close again with \"allowMassRemoval\": true; \
+         otherwise check what fed this sync, then close it again or with FAIL (removes nothing)"
+    )))
+}
+
 /// The object type's current sync number: the open sync, else the latest one, else 0.
 pub fn current_number(latest: Option<&SyncRun>) -> i64 {
     latest.map_or(0, |r| r.sync_number)
@@ -203,6 +225,21 @@ mod tests {
             counters: SyncCounters::default(),
             kept: None,
         }
+    }
+
+    #[test]
+    fn mass_removal_guard_compares_the_share() {
+        assert!(check_mass_removal(100, 100, None).is_ok());
+        assert!(check_mass_removal(0, 100, Some(0.0)).is_ok());
+        assert!(check_mass_removal(10, 0, Some(0.0)).is_ok());
+        assert!(check_mass_removal(50, 100, Some(50.0)).is_ok());
+        let Err(Error::Conflict(m)) = check_mass_removal(51, 100, Some(50.0)) else {
+            panic!("51% removed under a 50% guard");
+        };
+        assert!(
+            m.contains("51 of") && m.contains("100 live") && m.contains("allowMassRemoval"),
+            "{m}"
+        );
     }
 
     #[test]

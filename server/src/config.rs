@@ -62,6 +62,10 @@ pub struct Settings {
     /// Reverse proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`); from
     /// any other peer the header is ignored and the socket's address is the client's.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// The mass-removal guard (`--complete-max-removal`): the largest share, in percent, of an
+    /// object type's live records a COMPLETE close may remove without `allowMassRemoval`.
+    /// `None` (the default) keeps the spec's behaviour.
+    pub complete_max_removal: Option<f64>,
 }
 
 impl Default for Settings {
@@ -79,7 +83,17 @@ impl Default for Settings {
             keep_alive_timeout: DEFAULT_KEEP_ALIVE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             serve_while_indexing: false,
+            complete_max_removal: None,
         }
+    }
+}
+
+/// Parses a `--complete-max-removal` value: a percentage from 0 to 100.
+pub fn parse_percent(value: &str) -> Result<f64, String> {
+    let v = value.trim().trim_end_matches('%');
+    match v.parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{value}' is not a percentage from 0 to 100")),
     }
 }
 

@@ -112,6 +112,11 @@ struct ServeArgs {
         value_parser = config::parse_proxy
     )]
     trusted_proxy: Vec<ipnet::IpNet>,
+    /// The mass-removal guard: a COMPLETE close that would remove more than this share (in
+    /// percent) of an object type's live records answers 409 and leaves the sync open, unless
+    /// its body says `"allowMassRemoval": true`. Off when absent (the spec's behaviour).
+    #[arg(long, env = "INLET_COMPLETE_MAX_REMOVAL", value_name = "PERCENT", value_parser = config::parse_percent)]
+    complete_max_removal: Option<f64>,
 }
 
 /// How `inlet serve` writes its log.
@@ -305,6 +310,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_connections: args.max_connections.max(1),
         serve_while_indexing: args.serve_while_indexing,
         trusted_proxies: args.trusted_proxy.clone(),
+        complete_max_removal: args.complete_max_removal,
         ..defaults
     };
     let index_dir = args

@@ -1,6 +1,6 @@
-//! End-to-end: the batch endpoints (metadata, touch, delete) and the record listing, over HTTP
-//! against a real server: per-item answers in order, the limits, the whole-batch sync rules,
-//! workspace isolation and read-only credentials.
+//! End-to-end: the batch endpoints (metadata, touch, delete), the record listing and the
+//! mass-removal guard, over HTTP against a real server: per-item answers in order, the limits,
+//! the whole-batch sync rules, workspace isolation and read-only credentials.
 
 use inlet_server::auth::{self, NewUserOptions};
 use inlet_tests::{
@@ -401,4 +401,54 @@ async fn other_workspaces_and_read_only_credentials() {
     )
     .await;
     assert_eq!(still["externalChecksum"], "x");
+}
+
+#[tokio::test]
+async fn a_mass_removal_needs_to_be_allowed() {
+    let s = TestServer::start_with(inlet_server::Settings {
+        complete_max_removal: Some(50.0),
+        ..Default::default()
+    })
+    .await;
+    let p = s.record_source().await;
+    let n = sync(&s, &p, "START_INITIAL", None).await;
+    for id in ["a", "b", "c", "d"] {
+        upload(&s, &p, id, Some(n), "x").await;
+    }
+    sync(&s, &p, "COMPLETE", Some(n)).await;
+    // A listing that came back nearly empty: only one file uploaded again.
+    let n = sync(&s, &p, "START", None).await;
+    upload(&s, &p, "a", Some(n), "y").await;
+    let close = |body: Value| {
+        s.req(Method::PUT, &format!("{}/{n}", p.syncs()))
+            .json(&body)
+            .send()
+    };
+    let detail = expect_problem(close(json!({"operation": "COMPLETE"})).await.unwrap(), 409).await;
+    assert!(
+        detail.contains("remove 3 of")
+            && detail.contains("4 live")
+            && detail.contains("allowMassRemoval"),
+        "{detail}"
+    );
+    let run: Value = ok_json(
+        s.req(Method::GET, &format!("{}/{n}", p.syncs()))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        run["state"], "OPEN",
+        "the refused close leaves the sync open: {run}"
+    );
+    let closed = ok_json(
+        close(json!({"operation": "COMPLETE", "allowMassRemoval": true}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(closed["removed"], 3, "{closed}");
+    let live = ok_json(s.req(Method::GET, &listing(&p)).send().await.unwrap()).await;
+    assert_eq!(live["objects"].as_array().unwrap().len(), 1);
 }

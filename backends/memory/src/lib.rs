@@ -255,14 +255,29 @@ impl RecordStore for MemoryStore {
         Ok(run)
     }
 
-    async fn close_sync(
+    async fn close_sync_guarded(
         &self,
         scope: Scope,
         sync_number: i64,
         op: CloseOperation,
+        max_removal_percent: Option<f64>,
     ) -> Result<SyncRun> {
         let mut st = self.state.lock();
         let state = sync::close(st.sync_run(scope, sync_number)?, op)?;
+        if sync::removes_stale(op) {
+            let live = st
+                .records
+                .get(&scope.object_type_id)
+                .into_iter()
+                .flat_map(|m| m.values())
+                .filter(|r| !r.removed);
+            let (mut stale, mut all) = (0, 0);
+            for r in live {
+                all += 1;
+                stale += u64::from(sync::is_stale(r.sync_number, sync_number));
+            }
+            sync::check_mass_removal(stale, all, max_removal_percent)?;
+        }
         let mut removed = 0;
         let mut kept = 0;
         let mut logged = Vec::new();

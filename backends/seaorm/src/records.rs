@@ -668,11 +668,12 @@ impl RecordStore for SeaOrmStore {
         Ok(run)
     }
 
-    async fn close_sync(
+    async fn close_sync_guarded(
         &self,
         scope: Scope,
         sync_number: i64,
         op: CloseOperation,
+        max_removal_percent: Option<f64>,
     ) -> Result<SyncRun> {
         let _w = self.write_guard().await;
         let txn = self.db.begin().await.map_err(db_error)?;
@@ -696,13 +697,27 @@ impl RecordStore for SeaOrmStore {
         let count = |row: Option<QueryResult>| -> Result<i64> {
             row.as_ref().map_or(Ok(0), |r| get(r, "n"))
         };
-        let (removed, floor) = if sync::removes_stale(op) {
+        // What the close removes and what stays live after it, counted before anything
+        // changes (raising the floor moves no row): the guard costs the close no query.
+        let (removed, floor, kept) = if sync::removes_stale(op) {
             // Every live record below this sync is stale. Raising the object type's floor to
             // this sync removes them all in one statement, however many there are.
-            let stale = live_between(ot_state.complete_floor, sync_number);
-            (count(one(&txn, stale).await?)?, sync_number)
+            let stale =
+                count(one(&txn, live_between(ot_state.complete_floor, sync_number)).await?)?;
+            let kept = count(one(&txn, live_between(sync_number, i64::MAX)).await?)?;
+            sync::check_mass_removal(
+                u64::try_from(stale).unwrap_or(0),
+                u64::try_from(stale + kept).unwrap_or(0),
+                max_removal_percent,
+            )?;
+            (stale, sync_number, kept)
         } else {
-            (0, ot_state.complete_floor)
+            let floor = ot_state.complete_floor;
+            (
+                0,
+                floor,
+                count(one(&txn, live_between(floor, i64::MAX)).await?)?,
+            )
         };
         exec(
             &txn,
@@ -712,7 +727,6 @@ impl RecordStore for SeaOrmStore {
             ),
         )
         .await?;
-        let kept = count(one(&txn, live_between(floor, i64::MAX)).await?)?;
         let closed_at = time::now();
         exec(
             &txn,

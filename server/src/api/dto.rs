@@ -689,6 +689,10 @@ pub struct CloseSync {
     /// COMPLETE removes records not uploaded or touched in the sync; COMPLETE_INCREMENTAL and
     /// FAIL remove nothing.
     pub operation: CloseOperation,
+    /// Lets a COMPLETE close remove more than the operator's mass-removal limit
+    /// (`--complete-max-removal`); without it such a close answers 409 and the sync stays open.
+    #[oai(rename = "allowMassRemoval", skip_serializing_if_is_none)]
+    pub allow_mass_removal: Option<bool>,
 }
 
 /// A sync run.

@@ -67,9 +67,13 @@ impl SyncsApi {
     ) -> Result<Json<SyncOut>, ApiError> {
         let principal = auth.writer()?;
         let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        let guard = match body.0.allow_mass_removal {
+            Some(true) => None,
+            _ => state.settings.complete_max_removal,
+        };
         let run = state
             .records
-            .close_sync(scope, sync_number.0, body.0.operation.into())
+            .close_sync_guarded(scope, sync_number.0, body.0.operation.into(), guard)
             .await?;
         if let Some(op) = run.close_operation {
             let label = match op {
