@@ -346,9 +346,15 @@ impl Target {
 /// Most items one batch request carries (the server's limit).
 pub const BATCH: usize = 1000;
 
-/// A batch item's status as an HTTP status.
-fn item_status(status: u16) -> StatusCode {
-    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+/// The error of a batch item that failed: its status and its problem's `detail`.
+fn item_error(what: String, status: u16, problem: Option<&Value>) -> ApiError {
+    ApiError::Status {
+        what,
+        status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        detail: problem
+            .and_then(|p| p["detail"].as_str())
+            .map(str::to_string),
+    }
 }
 
 /// Inlet's API at one address, with one credential.
@@ -597,15 +603,11 @@ impl Inlet {
                 }
                 (404, _) => {}
                 (status, _) => {
-                    return Err(ApiError::Status {
-                        what: format!("read metadata of {}", item.external_id),
-                        status: item_status(status),
-                        detail: item
-                            .problem
-                            .as_ref()
-                            .and_then(|p| p["detail"].as_str())
-                            .map(str::to_string),
-                    });
+                    return Err(item_error(
+                        format!("read metadata of {}", item.external_id),
+                        status,
+                        item.problem.as_ref(),
+                    ));
                 }
             }
         }
@@ -657,15 +659,11 @@ impl Inlet {
                 204 => Ok(Touched::Yes),
                 412 => Ok(Touched::Changed),
                 404 => Ok(Touched::Missing),
-                status => Err(ApiError::Status {
-                    what: format!("touch {}", item.external_id),
-                    status: item_status(status),
-                    detail: item
-                        .problem
-                        .as_ref()
-                        .and_then(|p| p["detail"].as_str())
-                        .map(str::to_string),
-                }),
+                status => Err(item_error(
+                    format!("touch {}", item.external_id),
+                    status,
+                    item.problem.as_ref(),
+                )),
             })
             .collect()
     }

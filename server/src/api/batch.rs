@@ -5,7 +5,6 @@
 use inlet_core::{
     Error,
     ingest::{self, Item, TouchRequest},
-    tag,
 };
 use poem::web::Data;
 use poem_openapi::{
@@ -264,17 +263,7 @@ impl BatchApi {
     ) -> Result<Json<RecordPage>, ApiError> {
         let principal = auth.reader();
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let since = modified_since
-            .0
-            .as_deref()
-            .map(|r| {
-                tag::parse_date_time(r).ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "modifiedSince: '{r}' is not an RFC 3339 date-time or a date"
-                    ))
-                })
-            })
-            .transpose()?;
+        let since = super::search::parse_time("modifiedSince", &modified_since.0)?;
         let page = ingest::list(
             &*state.records,
             scope,

@@ -149,7 +149,8 @@ enum Deleted {
     NoContent,
 }
 
-fn parse_time(name: &str, raw: &Option<String>) -> Result<Option<Timestamp>, ApiError> {
+/// Reads an optional date-time query parameter (RFC 3339 or a date), naming it when refused.
+pub(super) fn parse_time(name: &str, raw: &Option<String>) -> Result<Option<Timestamp>, ApiError> {
     raw.as_deref()
         .map(|r| {
             tag::parse_date_time(r).ok_or_else(|| {
