@@ -19,6 +19,9 @@ pub enum Error {
     /// The caller may not do this.
     #[error("{0}")]
     Forbidden(String),
+    /// What was asked for is no longer kept (a change-feed cursor behind the log's retention).
+    #[error("{0}")]
+    Gone(String),
     /// The storage backend is unavailable (unreachable, pool exhausted, disk full); retry later.
     #[error("storage unavailable: {0}")]
     Unavailable(String),

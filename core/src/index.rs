@@ -56,9 +56,47 @@ pub enum Change {
     SourceDeleted {
         /// The entry's position.
         position: Position,
+        /// The source's workspace (`None` on entries logged before the change feed existed).
+        workspace_id: Option<WorkspaceId>,
         /// The source.
         source_id: Uuid,
     },
+}
+
+/// Which part of the write log a reader wants: one workspace, optionally one source of it
+/// ([`RecordStore::log_after_in`]).
+///
+/// [`RecordStore::log_after_in`]: crate::record::RecordStore::log_after_in
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogScope {
+    /// The reader's workspace.
+    pub workspace_id: WorkspaceId,
+    /// Only this source's records.
+    pub source_id: Option<Uuid>,
+}
+
+impl LogScope {
+    /// Whether a record of `source_id` in `workspace_id` is in scope.
+    pub fn holds(&self, workspace_id: WorkspaceId, source_id: Uuid) -> bool {
+        self.workspace_id == workspace_id && self.source_id.is_none_or(|s| s == source_id)
+    }
+}
+
+/// A record a COMPLETE close removed ([`RecordStore::closed_records`]).
+///
+/// [`RecordStore::closed_records`]: crate::record::RecordStore::closed_records
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// The record's id.
+    pub id: Uuid,
+    /// Its source.
+    pub source_id: Uuid,
+    /// Its object type.
+    pub object_type_id: Uuid,
+    /// The caller's id of the record.
+    pub external_id: String,
+    /// The sync it was last uploaded or touched in.
+    pub sync_number: i64,
 }
 
 /// A page of the write log ([`RecordStore::log_after`]).
@@ -295,6 +333,12 @@ pub async fn catch_up(store: &dyn RecordStore, index: &dyn SearchIndex) -> Resul
     let Some(mut position) = index.applied()? else {
         return Err(Error::conflict("the search index must be rebuilt first"));
     };
+    if position < store.log_floor().await? {
+        // Closes it has not applied were purged from the log: only a rebuild sees them.
+        return Err(Error::Gone(format!(
+            "the search index is at log position {position}, behind the log's retention"
+        )));
+    }
     let head = store.log_head().await?;
     let mut progress = Progress {
         position,
@@ -336,9 +380,9 @@ pub async fn catch_up(store: &dyn RecordStore, index: &dyn SearchIndex) -> Resul
                         let ids = store
                             .closed_records(*object_type_id, *from_sync, *to_sync, after, BATCH)
                             .await?;
-                        after = ids.last().copied();
+                        after = ids.last().map(|r| r.id);
                         let last_page = ids.len() < BATCH;
-                        batch.deletes.extend(ids);
+                        batch.deletes.extend(ids.into_iter().map(|r| r.id));
                         if last_page {
                             break;
                         }

@@ -238,6 +238,18 @@ fn parse_cursor(cursor: &str) -> Result<String> {
     String::from_utf8(bytes).map_err(|_| bad())
 }
 
+/// A page size asked for: [`DEFAULT_PAGE`] when absent, 1 to [`MAX_PAGE`].
+pub(crate) fn page_limit(limit: Option<u64>) -> Result<usize> {
+    match limit {
+        None => Ok(DEFAULT_PAGE),
+        Some(0) => Err(Error::invalid("limit must be at least 1")),
+        Some(n) if n > MAX_PAGE as u64 => Err(Error::invalid(format!(
+            "limit is at most {MAX_PAGE}; got {n}"
+        ))),
+        Some(n) => Ok(usize::try_from(n).unwrap_or(MAX_PAGE)),
+    }
+}
+
 /// One page of an object type's records in a stable order (externalId, byte order), resumable
 /// from the returned cursor. `limit` defaults to [`DEFAULT_PAGE`], at most [`MAX_PAGE`].
 pub async fn list(
@@ -248,16 +260,7 @@ pub async fn list(
     include_removed: bool,
     modified_since: Option<Timestamp>,
 ) -> Result<Page> {
-    let limit = match limit {
-        None => DEFAULT_PAGE,
-        Some(0) => return Err(Error::invalid("limit must be at least 1")),
-        Some(n) if n > MAX_PAGE as u64 => {
-            return Err(Error::invalid(format!(
-                "limit is at most {MAX_PAGE}; got {n}"
-            )));
-        }
-        Some(n) => usize::try_from(n).unwrap_or(MAX_PAGE),
-    };
+    let limit = page_limit(limit)?;
     let after = cursor.map(parse_cursor).transpose()?;
     let query = ListQuery {
         after,

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod changes;
 pub mod error;
 pub mod extract;
 pub mod folder;

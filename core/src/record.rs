@@ -393,8 +393,18 @@ pub trait RecordStore: Send + Sync + 'static {
         after: crate::index::Position,
         limit: usize,
     ) -> Result<crate::index::LogPage>;
-    /// Ids of the records of an object type whose sync number is in `from_sync..to_sync`
-    /// (what a [`crate::index::Change::Closed`] removed), by id, after `after`, at most `limit`.
+    /// The write log after `after` as [`RecordStore::log_after`] reads it, holding only the
+    /// entries of `scope` (the change feed's read, [`crate::changes`]); `upto` still reaches
+    /// past entries of other workspaces, so a reader moves on without seeing them.
+    async fn log_after_in(
+        &self,
+        scope: &crate::index::LogScope,
+        after: crate::index::Position,
+        limit: usize,
+    ) -> Result<crate::index::LogPage>;
+    /// The records of an object type that are not tombstones and whose sync number is in
+    /// `from_sync..to_sync` (what a [`crate::index::Change::Closed`] removed), by id, after
+    /// `after`, at most `limit`.
     async fn closed_records(
         &self,
         object_type_id: Uuid,
@@ -402,7 +412,23 @@ pub trait RecordStore: Send + Sync + 'static {
         to_sync: i64,
         after: Option<Uuid>,
         limit: usize,
-    ) -> Result<Vec<Uuid>>;
+    ) -> Result<Vec<crate::index::Removed>>;
+    /// Live records of `scope` whose last logged write is at or before `upto`, by id, after
+    /// `after`, at most `limit`: the change feed's opening snapshot.
+    async fn scan_live_in(
+        &self,
+        scope: &crate::index::LogScope,
+        upto: crate::index::Position,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Record>>;
+    /// The last position purged from the log (0 when nothing was): a reader behind it may have
+    /// missed a removal.
+    async fn log_floor(&self) -> Result<crate::index::Position>;
+    /// Purges the log's entries that are not one record's (closes, source deletions) logged
+    /// before `before`, and answers the new [`RecordStore::log_floor`]. Records keep their
+    /// entry: the log is compacted by record.
+    async fn purge_log(&self, before: Timestamp) -> Result<crate::index::Position>;
     /// Live records of every workspace by id, after `after`, at most `limit`, with their
     /// workspace: what an index is rebuilt from.
     async fn scan_live(

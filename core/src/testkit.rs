@@ -26,9 +26,11 @@ use crate::{
 };
 
 mod batch;
+mod changes;
 mod syncs;
 
 pub use batch::*;
+pub use changes::*;
 pub use syncs::*;
 
 /// Both store traits, as one object.
@@ -2301,6 +2303,8 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, batch_sync_rules_apply_to_the_whole_batch, ref);
         $crate::conformance_tests!(@case $make, $cleanup, listing_pages_in_a_stable_order, ref);
         $crate::conformance_tests!(@case $make, $cleanup, mass_removal_guard_leaves_the_sync_open, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, change_feed_walks_a_snapshot_then_commit_order, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, change_feed_retention_makes_old_cursors_gone, ref);
         $crate::conformance_tests!(@case $make, $cleanup, concurrent_uploads_never_lose_a_version, arc);
         $crate::conformance_tests!(@case $make, $cleanup, two_syncs_never_open_at_once, arc);
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);

@@ -66,6 +66,9 @@ pub struct Settings {
     /// object type's live records a COMPLETE close may remove without `allowMassRemoval`.
     /// `None` (the default) keeps the spec's behaviour.
     pub complete_max_removal: Option<f64>,
+    /// How long the change feed keeps closes and source deletions (`--change-retention`): a
+    /// feed cursor older than that may be answered 410.
+    pub change_retention: Duration,
 }
 
 impl Default for Settings {
@@ -84,8 +87,34 @@ impl Default for Settings {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             serve_while_indexing: false,
             complete_max_removal: None,
+            change_retention: DEFAULT_CHANGE_RETENTION,
         }
     }
+}
+
+/// The change feed's default retention: 7 days.
+pub const DEFAULT_CHANGE_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Parses a `--change-retention` value: a whole number with a unit, `s`, `m`, `h` or `d`
+/// (`7d`, `36h`), from one second to ten years.
+pub fn parse_retention(value: &str) -> Result<Duration, String> {
+    let v = value.trim();
+    let bad = || format!("'{value}' is not a duration such as 7d, 36h, 90m or 30s (1s to 3650d)");
+    let split = v.len().checked_sub(1).ok_or_else(bad)?;
+    let (n, unit) = v.split_at_checked(split).ok_or_else(bad)?;
+    let n: u64 = n.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        "d" => n.checked_mul(86_400),
+        _ => None,
+    }
+    .ok_or_else(bad)?;
+    if secs == 0 || secs > 3650 * 86_400 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs(secs))
 }
 
 /// Parses a `--complete-max-removal` value: a percentage from 0 to 100.
@@ -119,7 +148,30 @@ pub fn url_of_bound(addr: std::net::SocketAddr) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_proxy, url_of_bound};
+    use std::time::Duration;
+
+    use super::{parse_proxy, parse_retention, url_of_bound};
+
+    #[test]
+    fn retentions_have_a_unit() {
+        assert_eq!(parse_retention("7d"), Ok(Duration::from_secs(604_800)));
+        assert_eq!(parse_retention(" 36h "), Ok(Duration::from_secs(129_600)));
+        assert_eq!(parse_retention("90m"), Ok(Duration::from_secs(5_400)));
+        assert_eq!(parse_retention("2s"), Ok(Duration::from_secs(2)));
+        for bad in [
+            "",
+            "7",
+            "d",
+            "0s",
+            "-1d",
+            "3651d",
+            "1w",
+            "1.5h",
+            "99999999999999999999d",
+        ] {
+            assert!(parse_retention(bad).unwrap_err().contains("7d"), "{bad}");
+        }
+    }
 
     #[test]
     fn proxies_are_blocks_or_addresses() {

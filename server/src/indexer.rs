@@ -117,6 +117,8 @@ pub struct Indexer {
     /// The log head seen last.
     head: AtomicU64,
     wake: Notify,
+    /// The log head seen last, for change-feed readers waiting for new writes.
+    heads: tokio::sync::watch::Sender<Position>,
 }
 
 impl Indexer {
@@ -146,13 +148,26 @@ impl Indexer {
         self.wake.notify_one();
     }
 
-    /// Starts following (once; later calls do nothing).
-    pub fn start(self: &Arc<Self>, records: Arc<dyn RecordStore>, index: Arc<dyn SearchIndex>) {
+    /// A receiver told each time the log head seen moves (change-feed long polls wait on it).
+    pub fn heads(&self) -> tokio::sync::watch::Receiver<Position> {
+        self.heads.subscribe()
+    }
+
+    /// Starts following (once; later calls do nothing), and purging the log's entries older
+    /// than `retention` ([`RecordStore::purge_log`]).
+    pub fn start(
+        self: &Arc<Self>,
+        records: Arc<dyn RecordStore>,
+        index: Arc<dyn SearchIndex>,
+        retention: Duration,
+    ) {
         if self.started.swap(true, Ordering::AcqRel) {
             return;
         }
         let me = self.clone();
+        let log = records.clone();
         tokio::spawn(async move { me.run(records, index).await });
+        tokio::spawn(purge(log, retention));
     }
 
     async fn run(self: Arc<Self>, records: Arc<dyn RecordStore>, index: Arc<dyn SearchIndex>) {
@@ -173,8 +188,20 @@ impl Indexer {
         if index.applied()?.is_none() {
             self.rebuild(records, index).await?;
         }
-        let progress = index::catch_up(records, index).await?;
+        let progress = match index::catch_up(records, index).await {
+            Err(Error::Gone(why)) => {
+                tracing::warn!(reason = %why, "search index: rebuilding");
+                self.rebuild(records, index).await?;
+                index::catch_up(records, index).await?
+            }
+            other => other?,
+        };
         self.head.store(progress.head, Ordering::Relaxed);
+        self.heads.send_if_modified(|seen| {
+            let moved = progress.head > *seen;
+            *seen = (*seen).max(progress.head);
+            moved
+        });
         self.applied.store(progress.position, Ordering::Relaxed);
         if !self.ready.swap(true, Ordering::AcqRel) {
             tracing::info!(position = progress.position, "search index: caught up");
@@ -224,6 +251,27 @@ impl Indexer {
             self.wake();
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+}
+
+/// How often the log is purged: a tenth of the retention, between a second and an hour.
+pub fn purge_interval(retention: Duration) -> Duration {
+    (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600))
+}
+
+/// Purges the write log's entries older than `retention`, now and then every
+/// [`purge_interval`]. Every replica may run it: a purge is idempotent.
+async fn purge(records: Arc<dyn RecordStore>, retention: Duration) {
+    let retention = chrono::TimeDelta::from_std(retention).unwrap_or(chrono::TimeDelta::MAX);
+    loop {
+        let before = inlet_core::time::now()
+            .checked_sub_signed(retention)
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+        match records.purge_log(before).await {
+            Ok(floor) => tracing::debug!(floor, "write log purged"),
+            Err(e) => tracing::warn!(error = %e, "purging the write log failed; retrying later"),
+        }
+        tokio::time::sleep(purge_interval(retention.to_std().unwrap_or(Duration::MAX))).await;
     }
 }
 

@@ -166,6 +166,18 @@ pub async fn check_request<E: Endpoint>(next: E, mut req: Request) -> poem::Resu
     }
 }
 
+/// Characters a path segment carries as they are: RFC 3986 unreserved.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `value` as one percent-encoded path segment (a `/` in an externalId stays in its segment).
+pub fn encode_path_segment(value: &str) -> String {
+    percent_encoding::utf8_percent_encode(value, SEGMENT).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

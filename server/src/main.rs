@@ -117,6 +117,11 @@ struct ServeArgs {
     /// its body says `"allowMassRemoval": true`. Off when absent (the spec's behaviour).
     #[arg(long, env = "INLET_COMPLETE_MAX_REMOVAL", value_name = "PERCENT", value_parser = config::parse_percent)]
     complete_max_removal: Option<f64>,
+    /// How long the change feed (`GET /api/v1/changes`) keeps COMPLETE closes and source
+    /// deletions: `7d`, `36h`, `90m`, `30s`. A consumer whose cursor is older than a purged
+    /// entry gets 410 and starts again with a snapshot.
+    #[arg(long, env = "INLET_CHANGE_RETENTION", value_name = "DURATION", default_value = "7d", value_parser = config::parse_retention)]
+    change_retention: std::time::Duration,
 }
 
 /// How `inlet serve` writes its log.
@@ -311,6 +316,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         serve_while_indexing: args.serve_while_indexing,
         trusted_proxies: args.trusted_proxy.clone(),
         complete_max_removal: args.complete_max_removal,
+        change_retention: args.change_retention,
         ..defaults
     };
     let index_dir = args

@@ -34,6 +34,9 @@ pub struct Problem {
     /// the cause is logged under it.
     #[oai(rename = "requestId", skip_serializing_if_is_none)]
     pub request_id: Option<String>,
+    /// On a 410 of the change feed: the earliest cursor still served (a walk from the start).
+    #[oai(rename = "earliestCursor", skip_serializing_if_is_none)]
+    pub earliest_cursor: Option<String>,
 }
 
 /// The error of every API operation: a status and a human-readable detail.
@@ -45,6 +48,8 @@ pub struct ApiError {
     pub detail: String,
     /// `WWW-Authenticate` challenge of a 401 (HTTP Basic when absent).
     pub challenge: Option<String>,
+    /// The problem's `earliestCursor` (a 410 of the change feed).
+    pub earliest_cursor: Option<String>,
 }
 
 impl ApiError {
@@ -54,6 +59,7 @@ impl ApiError {
             status,
             detail: detail.into(),
             challenge: None,
+            earliest_cursor: None,
         }
     }
 
@@ -119,6 +125,7 @@ impl ApiError {
             status: self.status.as_u16(),
             detail: self.detail.clone(),
             request_id: None,
+            earliest_cursor: self.earliest_cursor.clone(),
         }
     }
 }
@@ -139,6 +146,7 @@ impl From<Error> for ApiError {
             Error::PreconditionFailed(m) => Self::new(StatusCode::PRECONDITION_FAILED, m),
             Error::Invalid(m) => Self::bad_request(m),
             Error::Forbidden(m) => Self::forbidden(m),
+            Error::Gone(m) => Self::new(StatusCode::GONE, m),
             Error::Unavailable(m) => {
                 // The database's own words go to the log (with the request id of the span), never
                 // to the caller: they name the database and how its statements are built.

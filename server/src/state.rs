@@ -67,6 +67,10 @@ impl AppState {
 
     /// Starts following the store's write log into the index (once).
     pub fn start_indexing(&self) {
-        self.indexer.start(self.records.clone(), self.index.clone());
+        self.indexer.start(
+            self.records.clone(),
+            self.index.clone(),
+            self.settings.change_retention,
+        );
     }
 }

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use inlet_core::{
     Error, RecordStore, Result, TokenStore, WorkspaceId,
     folder::{self, Folder},
-    index::{Change, LogPage, Position},
+    index::{Change, LogPage, LogScope, Position, Removed},
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
     record::{
         self, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
@@ -15,7 +15,7 @@ use inlet_core::{
     source::Source,
     sync::{self, CloseOperation, OpenOperation, SyncEvent, SyncRun, SyncState},
     tag::TagValue,
-    time,
+    time::{self, Timestamp},
     token::{ApiToken, User, Workspace},
 };
 use parking_lot::Mutex;
@@ -71,8 +71,10 @@ struct Log {
     records: BTreeMap<Position, (Uuid, String)>,
     /// Record id → its position in `records`.
     at: HashMap<Uuid, Position>,
-    /// Position → deleted source.
-    sources: BTreeMap<Position, Uuid>,
+    /// Position → deleted source, its workspace and when (milliseconds).
+    sources: BTreeMap<Position, (Uuid, WorkspaceId, i64)>,
+    /// The last position purged.
+    floor: Position,
 }
 
 impl Log {
@@ -87,18 +89,87 @@ impl Log {
         );
     }
 
-    fn source_deleted(&mut self, source_id: Uuid, record_ids: impl Iterator<Item = Uuid>) {
+    fn source_deleted(
+        &mut self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        record_ids: impl Iterator<Item = Uuid>,
+    ) {
         for id in record_ids {
             if let Some(old) = self.at.remove(&id) {
                 self.records.remove(&old);
             }
         }
         self.head += 1;
-        self.sources.insert(self.head, source_id);
+        let now = time::now().timestamp_millis();
+        self.sources
+            .insert(self.head, (source_id, workspace_id, now));
     }
 }
 
 impl State {
+    /// The log after `after`, at most `limit` entries, only `scope`'s when given.
+    fn read_log(&self, scope: Option<&LogScope>, after: Position, limit: usize) -> LogPage {
+        let range = (std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded);
+        let mut records = self.log.records.range(range).peekable();
+        let mut sources = self.log.sources.range(range).peekable();
+        let mut changes = Vec::new();
+        let mut upto = self.log.head;
+        loop {
+            let take_record = match (records.peek(), sources.peek()) {
+                (None, None) => break,
+                (Some((r, _)), Some((s, _))) => r < s,
+                (r, _) => r.is_some(),
+            };
+            if changes.len() >= limit {
+                // Cut: complete up to the last entry given.
+                upto = changes.last().map_or(after, Change::position);
+                break;
+            }
+            if take_record {
+                let Some((&position, (object_type_id, external_id))) = records.next() else {
+                    break;
+                };
+                let found = self
+                    .records
+                    .get(object_type_id)
+                    .and_then(|m| m.get(external_id))
+                    .and_then(|r| {
+                        let source = self.sources.iter().find(|s| s.id == r.source_id)?;
+                        Some((r, source))
+                    });
+                let Some((record, source)) = found else {
+                    continue;
+                };
+                if scope.is_some_and(|sc| !sc.holds(source.workspace_id, source.id)) {
+                    continue;
+                }
+                let name = source
+                    .object_type(*object_type_id)
+                    .map(|o| o.name.clone())
+                    .unwrap_or_default();
+                changes.push(Change::Record {
+                    position,
+                    workspace_id: source.workspace_id,
+                    record: Box::new(self.view(&name, record)),
+                });
+            } else {
+                let Some((&position, &(source_id, workspace_id, _))) = sources.next() else {
+                    break;
+                };
+                if scope.is_some_and(|sc| !sc.holds(workspace_id, source_id)) {
+                    continue;
+                }
+                changes.push(Change::SourceDeleted {
+                    position,
+                    workspace_id: Some(workspace_id),
+                    source_id,
+                });
+            }
+        }
+        LogPage { changes, upto }
+    }
+
     fn source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<&Source> {
         self.sources
             .iter()
@@ -213,7 +284,8 @@ impl RecordStore for MemoryStore {
                 }
             }
         }
-        st.log.source_deleted(source_id, gone.into_iter());
+        st.log
+            .source_deleted(workspace_id, source_id, gone.into_iter());
         st.folders.retain(|(s, _), _| *s != source_id);
         st.sources.retain(|s| s.id != source_id);
         Ok(())
@@ -515,56 +587,16 @@ impl RecordStore for MemoryStore {
     }
 
     async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage> {
-        let st = self.state.lock();
-        let range = (std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded);
-        let mut entries: Vec<Position> = st
-            .log
-            .records
-            .range(range)
-            .map(|(p, _)| *p)
-            .take(limit)
-            .chain(st.log.sources.range(range).map(|(p, _)| *p).take(limit))
-            .collect();
-        entries.sort_unstable();
-        let full = entries.len() >= limit;
-        entries.truncate(limit);
-        let upto = match (full, entries.last()) {
-            (true, Some(last)) => *last,
-            _ => st.log.head,
-        };
-        let mut changes = Vec::with_capacity(entries.len());
-        for position in entries {
-            if let Some(source_id) = st.log.sources.get(&position) {
-                changes.push(Change::SourceDeleted {
-                    position,
-                    source_id: *source_id,
-                });
-                continue;
-            }
-            let Some((object_type_id, external_id)) = st.log.records.get(&position) else {
-                continue;
-            };
-            let Some(record) = st
-                .records
-                .get(object_type_id)
-                .and_then(|m| m.get(external_id))
-            else {
-                continue;
-            };
-            let Some(source) = st.sources.iter().find(|s| s.id == record.source_id) else {
-                continue;
-            };
-            let name = source
-                .object_type(*object_type_id)
-                .map(|o| o.name.clone())
-                .unwrap_or_default();
-            changes.push(Change::Record {
-                position,
-                workspace_id: source.workspace_id,
-                record: Box::new(st.view(&name, record)),
-            });
-        }
-        Ok(LogPage { changes, upto })
+        Ok(self.state.lock().read_log(None, after, limit))
+    }
+
+    async fn log_after_in(
+        &self,
+        scope: &LogScope,
+        after: Position,
+        limit: usize,
+    ) -> Result<LogPage> {
+        Ok(self.state.lock().read_log(Some(scope), after, limit))
     }
 
     async fn closed_records(
@@ -574,22 +606,78 @@ impl RecordStore for MemoryStore {
         to_sync: i64,
         after: Option<Uuid>,
         limit: usize,
-    ) -> Result<Vec<Uuid>> {
+    ) -> Result<Vec<Removed>> {
+        // A close here marks each record removed and logs it: the log holds no close entry.
         let st = self.state.lock();
-        let mut ids: Vec<Uuid> = st
+        let mut removed: Vec<Removed> = st
             .records
             .get(&object_type_id)
             .map(|m| {
                 m.values()
-                    .filter(|r| (from_sync..to_sync).contains(&r.sync_number))
-                    .map(|r| r.id)
-                    .filter(|id| after.is_none_or(|a| *id > a))
+                    .filter(|r| !r.removed && (from_sync..to_sync).contains(&r.sync_number))
+                    .filter(|r| after.is_none_or(|a| r.id > a))
+                    .map(|r| Removed {
+                        id: r.id,
+                        source_id: r.source_id,
+                        object_type_id,
+                        external_id: r.external_id.clone(),
+                        sync_number: r.sync_number,
+                    })
                     .collect()
             })
             .unwrap_or_default();
-        ids.sort_unstable();
-        ids.truncate(limit);
-        Ok(ids)
+        removed.sort_unstable_by_key(|r| r.id);
+        removed.truncate(limit);
+        Ok(removed)
+    }
+
+    async fn scan_live_in(
+        &self,
+        scope: &LogScope,
+        upto: Position,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Record>> {
+        let st = self.state.lock();
+        let mut out = Vec::new();
+        for source in st
+            .sources
+            .iter()
+            .filter(|s| scope.holds(s.workspace_id, s.id))
+        {
+            for ot in &source.object_types {
+                for r in st.records.get(&ot.id).into_iter().flat_map(|m| m.values()) {
+                    let written = st.log.at.get(&r.id).copied().unwrap_or(0);
+                    if !r.removed && written <= upto && after.is_none_or(|a| r.id > a) {
+                        out.push(st.view(&ot.name, r));
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by_key(|r| r.id);
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    async fn log_floor(&self) -> Result<Position> {
+        Ok(self.state.lock().log.floor)
+    }
+
+    async fn purge_log(&self, before: Timestamp) -> Result<Position> {
+        let mut st = self.state.lock();
+        let before = before.timestamp_millis();
+        let log = &mut st.log;
+        if let Some(newest) = log
+            .sources
+            .iter()
+            .filter(|(_, (_, _, at))| *at < before)
+            .map(|(p, _)| *p)
+            .max()
+        {
+            log.sources.retain(|p, _| *p > newest);
+            log.floor = log.floor.max(newest);
+        }
+        Ok(log.floor)
     }
 
     async fn scan_live(

@@ -9,20 +9,30 @@
 //! the commit itself, and makes it the last lock of every transaction (no deadlock through it).
 //!
 //! A record carries its last position in `records.change_pos` (the log is compacted by record);
-//! entries that are not one record's go to `change_log`.
+//! entries that are not one record's go to `change_log`, with their workspace and source (the
+//! change feed reads one workspace's) and their time (they are purged after the retention;
+//! `change_head.floor` is the last position purged).
 
 use inlet_core::{
     Error, Result, WorkspaceId,
-    index::{Change, LogPage, Position},
-    record::Record,
+    index::{Change, LogPage, LogScope, Position, Removed},
+    record::{Record, Scope},
+    time::Timestamp,
 };
-use sea_orm::{ConnectionTrait, QueryResult};
+use sea_orm::{ConnectionTrait, QueryResult, TransactionTrait};
 use uuid::Uuid;
 
 use crate::{
-    SeaOrmStore, all, exec, get, one,
-    records::{RECORD_COLUMNS, record_from_row, uuid},
+    SeaOrmStore, all, db_error, exec, get, one,
+    records::{RECORD_COLUMNS, millis, record_from_row, uuid},
 };
+
+/// [`RECORD_COLUMNS`] with `removed` as the record's own write left it (a tombstone), not
+/// whether a later close removed it: the change feed gives that close's REMOVE at the close.
+const WRITTEN_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
+    r.title, r.file_name, r.url, r.content, r.tags, r.external_checksum, r.created_date, \
+    r.modified_date, r.modified_by, r.sync_number, r.removed, r.extraction, o.name AS ot_name, \
+    o.current_sync AS ot_current_sync";
 
 fn position(p: i64) -> Position {
     u64::try_from(p).unwrap_or(0)
@@ -69,7 +79,7 @@ impl SeaOrmStore {
     pub(crate) async fn log_close(
         &self,
         txn: &impl ConnectionTrait,
-        object_type_id: Uuid,
+        scope: Scope,
         from_sync: i64,
         to_sync: i64,
     ) -> Result<()> {
@@ -77,13 +87,16 @@ impl SeaOrmStore {
         exec(
             txn,
             self.stmt(
-                "INSERT INTO change_log (pos, kind, object_type_id, from_sync, to_sync) \
-                 VALUES ($1, 'closed', $2, $3, $4)",
+                "INSERT INTO change_log (pos, kind, object_type_id, source_id, workspace_id, \
+                 from_sync, to_sync, created_ms) VALUES ($1, 'closed', $2, $3, $4, $5, $6, $7)",
                 vec![
                     pos.into(),
-                    object_type_id.to_string().into(),
+                    scope.object_type_id.to_string().into(),
+                    scope.source_id.to_string().into(),
+                    scope.workspace_id.to_string().into(),
                     from_sync.into(),
                     to_sync.into(),
+                    millis(&inlet_core::time::now()).into(),
                 ],
             ),
         )
@@ -95,14 +108,21 @@ impl SeaOrmStore {
     pub(crate) async fn log_source_deleted(
         &self,
         txn: &impl ConnectionTrait,
+        workspace_id: WorkspaceId,
         source_id: Uuid,
     ) -> Result<()> {
         let pos = self.next_position(txn).await?;
         exec(
             txn,
             self.stmt(
-                "INSERT INTO change_log (pos, kind, source_id) VALUES ($1, 'source_deleted', $2)",
-                vec![pos.into(), source_id.to_string().into()],
+                "INSERT INTO change_log (pos, kind, source_id, workspace_id, created_ms) \
+                 VALUES ($1, 'source_deleted', $2, $3, $4)",
+                vec![
+                    pos.into(),
+                    source_id.to_string().into(),
+                    workspace_id.to_string().into(),
+                    millis(&inlet_core::time::now()).into(),
+                ],
             ),
         )
         .await?;
@@ -121,30 +141,69 @@ impl SeaOrmStore {
             .map_or(0, position))
     }
 
+    /// The whole log after `after` (the search index's read).
     pub(crate) async fn after(&self, after: Position, limit: usize) -> Result<LogPage> {
+        self.read_log(None, after, limit).await
+    }
+
+    /// One workspace's log after `after` (the change feed's read).
+    pub(crate) async fn after_in(
+        &self,
+        scope: &LogScope,
+        after: Position,
+        limit: usize,
+    ) -> Result<LogPage> {
+        self.read_log(Some(scope), after, limit).await
+    }
+
+    async fn read_log(
+        &self,
+        scope: Option<&LogScope>,
+        after: Position,
+        limit: usize,
+    ) -> Result<LogPage> {
         // Everything at or below the head read first has committed (see the module docs).
         let head = self.head().await?;
         let lim = i64::try_from(limit).unwrap_or(i64::MAX);
-        let range = vec![stored(after).into(), stored(head).into(), lim.into()];
+        let mut params = vec![stored(after).into(), stored(head).into(), lim.into()];
+        let (columns, mut record_filter, mut other_filter) = match scope {
+            None => (RECORD_COLUMNS, String::new(), String::new()),
+            Some(scope) => {
+                params.push(scope.workspace_id.to_string().into());
+                (
+                    WRITTEN_COLUMNS,
+                    " AND o.workspace_id = $4".to_string(),
+                    " AND workspace_id = $4".to_string(),
+                )
+            }
+        };
+        if let Some(source_id) = scope.and_then(|s| s.source_id) {
+            params.push(source_id.to_string().into());
+            record_filter.push_str(" AND o.source_id = $5");
+            other_filter.push_str(" AND source_id = $5");
+        }
         let records = all(
             &self.db,
             self.stmt(
                 &format!(
-                    "SELECT {RECORD_COLUMNS}, r.change_pos, o.workspace_id FROM records r \
+                    "SELECT {columns}, r.change_pos, o.workspace_id FROM records r \
                      JOIN object_types o ON o.id = r.object_type_id \
-                     WHERE r.change_pos > $1 AND r.change_pos <= $2 \
+                     WHERE r.change_pos > $1 AND r.change_pos <= $2{record_filter} \
                      ORDER BY r.change_pos LIMIT $3"
                 ),
-                range.clone(),
+                params.clone(),
             ),
         )
         .await?;
         let others = all(
             &self.db,
             self.stmt(
-                "SELECT pos, kind, object_type_id, source_id, from_sync, to_sync FROM change_log \
-                 WHERE pos > $1 AND pos <= $2 ORDER BY pos LIMIT $3",
-                range,
+                &format!(
+                    "SELECT pos, kind, object_type_id, source_id, workspace_id, from_sync, \
+                     to_sync FROM change_log WHERE pos > $1 AND pos <= $2{other_filter} \
+                     ORDER BY pos LIMIT $3"
+                ),
+                params,
             ),
         )
         .await?;
@@ -181,12 +240,13 @@ impl SeaOrmStore {
         to_sync: i64,
         after: Option<Uuid>,
         limit: usize,
-    ) -> Result<Vec<Uuid>> {
+    ) -> Result<Vec<Removed>> {
         let rows = all(
             &self.db,
             self.stmt(
-                "SELECT id FROM records WHERE object_type_id = $1 AND sync_number >= $2 \
-                 AND sync_number < $3 AND id > $4 ORDER BY id LIMIT $5",
+                "SELECT id, source_id, external_id, sync_number FROM records \
+                 WHERE object_type_id = $1 AND sync_number >= $2 AND sync_number < $3 \
+                 AND NOT removed AND id > $4 ORDER BY id LIMIT $5",
                 vec![
                     object_type_id.to_string().into(),
                     from_sync.into(),
@@ -197,7 +257,106 @@ impl SeaOrmStore {
             ),
         )
         .await?;
-        rows.iter().map(|r| uuid(r, "id")).collect()
+        rows.iter()
+            .map(|r| {
+                Ok(Removed {
+                    id: uuid(r, "id")?,
+                    source_id: uuid(r, "source_id")?,
+                    object_type_id,
+                    external_id: get(r, "external_id")?,
+                    sync_number: get(r, "sync_number")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Live records of `scope` last written at or before `upto`, by id (the feed's snapshot).
+    pub(crate) async fn scan_in(
+        &self,
+        scope: &LogScope,
+        upto: Position,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Record>> {
+        let mut params = vec![
+            scope.workspace_id.to_string().into(),
+            stored(upto).into(),
+            after.map(|a| a.to_string()).unwrap_or_default().into(),
+            i64::try_from(limit).unwrap_or(i64::MAX).into(),
+        ];
+        let source_filter = match scope.source_id {
+            Some(source_id) => {
+                params.push(source_id.to_string().into());
+                " AND o.source_id = $5"
+            }
+            None => "",
+        };
+        let rows = all(
+            &self.db,
+            self.stmt(
+                &format!(
+                    "SELECT {RECORD_COLUMNS} FROM records r \
+                     JOIN object_types o ON o.id = r.object_type_id \
+                     WHERE o.workspace_id = $1{source_filter} AND r.change_pos <= $2 \
+                     AND r.id > $3 AND NOT r.removed AND r.sync_number >= o.complete_floor \
+                     ORDER BY r.id LIMIT $4"
+                ),
+                params,
+            ),
+        )
+        .await?;
+        rows.iter().map(record_from_row).collect()
+    }
+
+    /// The last position purged from the log.
+    pub(crate) async fn floor(&self) -> Result<Position> {
+        let row = one(
+            &self.db,
+            self.stmt("SELECT floor FROM change_head WHERE id = 1", vec![]),
+        )
+        .await?;
+        Ok(row
+            .map(|r| get::<i64>(&r, "floor"))
+            .transpose()?
+            .map_or(0, position))
+    }
+
+    /// Purges the `change_log` entries logged before `before` and raises the floor over them.
+    pub(crate) async fn purge(&self, before: Timestamp) -> Result<Position> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let newest = one(
+            &txn,
+            self.stmt(
+                "SELECT MAX(pos) AS newest FROM change_log WHERE created_ms < $1",
+                vec![millis(&before).into()],
+            ),
+        )
+        .await?
+        .map(|r| get::<Option<i64>>(&r, "newest"))
+        .transpose()?
+        .flatten();
+        if let Some(newest) = newest {
+            exec(
+                &txn,
+                self.stmt(
+                    "DELETE FROM change_log WHERE pos <= $1",
+                    vec![newest.into()],
+                ),
+            )
+            .await?;
+            // Last: the head row's lock comes last in every transaction (module docs).
+            exec(
+                &txn,
+                self.stmt(
+                    "UPDATE change_head SET floor = $1 WHERE id = 1 AND floor < $1",
+                    vec![newest.into()],
+                ),
+            )
+            .await?;
+        }
+        txn.commit().await.map_err(db_error)?;
+        self.floor().await
     }
 
     pub(crate) async fn scan(
@@ -246,6 +405,8 @@ fn other_change(row: &QueryResult, position: Position) -> Result<Change> {
         }),
         "source_deleted" => Ok(Change::SourceDeleted {
             position,
+            workspace_id: get::<Option<String>>(row, "workspace_id")?
+                .and_then(|w| Uuid::try_parse(&w).ok()),
             source_id: uuid(row, "source_id")?,
         }),
         other => Err(Error::backend(std::io::Error::other(format!(

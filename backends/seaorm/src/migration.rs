@@ -24,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0009FileNames),
             Box::new(M0010DropSqlSearch),
             Box::new(M0011RateLimitExpiry),
+            Box::new(M0012ChangeFeed),
         ]
     }
 }
@@ -574,6 +575,43 @@ impl MigrationTrait for M0011RateLimitExpiry {
             .get_connection()
             .execute_unprepared("CREATE INDEX rate_limits_window ON rate_limits (window_start)")
             .await?;
+        Ok(())
+    }
+}
+
+/// The change feed reads one workspace's log and purges what is past the retention:
+/// `change_log` rows gain their workspace (and closes their source) and the time they were
+/// logged, and `change_head.floor` holds the last position purged. Rows from before are dated
+/// now, so they stay for one retention.
+struct M0012ChangeFeed;
+
+impl sea_orm_migration::MigrationName for M0012ChangeFeed {
+    fn name(&self) -> &str {
+        "m0012_change_feed"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0012ChangeFeed {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        let now = chrono::Utc::now().timestamp_millis();
+        for sql in [
+            "ALTER TABLE change_log ADD COLUMN workspace_id TEXT".to_string(),
+            "ALTER TABLE change_log ADD COLUMN created_ms BIGINT NOT NULL DEFAULT 0".to_string(),
+            format!("UPDATE change_log SET created_ms = {now}"),
+            "UPDATE change_log SET \
+             workspace_id = (SELECT o.workspace_id FROM object_types o \
+                 WHERE o.id = change_log.object_type_id), \
+             source_id = (SELECT o.source_id FROM object_types o \
+                 WHERE o.id = change_log.object_type_id) \
+             WHERE kind = 'closed'"
+                .to_string(),
+            "CREATE INDEX change_log_created ON change_log (created_ms)".to_string(),
+            "ALTER TABLE change_head ADD COLUMN floor BIGINT NOT NULL DEFAULT 0".to_string(),
+        ] {
+            db.execute_unprepared(&sql).await?;
+        }
         Ok(())
     }
 }

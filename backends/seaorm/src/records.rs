@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use inlet_core::{
     Error, RecordStore, Result, WorkspaceId,
     folder::Folder,
-    index::{LogPage, Position},
+    index::{LogPage, LogScope, Position, Removed},
     record::{
         self, Extraction, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite,
         Scope, Touch, TouchItem,
@@ -565,7 +565,8 @@ impl RecordStore for SeaOrmStore {
         ] {
             exec(&txn, self.stmt(&sql, vec![source_id.to_string().into()])).await?;
         }
-        self.log_source_deleted(&txn, source_id).await?;
+        self.log_source_deleted(&txn, workspace_id, source_id)
+            .await?;
         txn.commit().await.map_err(db_error)?;
         self.forget_source(source_id);
         Ok(())
@@ -746,7 +747,7 @@ impl RecordStore for SeaOrmStore {
         )
         .await?;
         if floor > ot_state.complete_floor {
-            self.log_close(&txn, scope.object_type_id, ot_state.complete_floor, floor)
+            self.log_close(&txn, scope, ot_state.complete_floor, floor)
                 .await?;
         }
         txn.commit().await.map_err(db_error)?;
@@ -985,6 +986,15 @@ impl RecordStore for SeaOrmStore {
         self.after(after, limit).await
     }
 
+    async fn log_after_in(
+        &self,
+        scope: &LogScope,
+        after: Position,
+        limit: usize,
+    ) -> Result<LogPage> {
+        self.after_in(scope, after, limit).await
+    }
+
     async fn closed_records(
         &self,
         object_type_id: Uuid,
@@ -992,9 +1002,27 @@ impl RecordStore for SeaOrmStore {
         to_sync: i64,
         after: Option<Uuid>,
         limit: usize,
-    ) -> Result<Vec<Uuid>> {
+    ) -> Result<Vec<Removed>> {
         self.closed(object_type_id, from_sync, to_sync, after, limit)
             .await
+    }
+
+    async fn scan_live_in(
+        &self,
+        scope: &LogScope,
+        upto: Position,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Record>> {
+        self.scan_in(scope, upto, after, limit).await
+    }
+
+    async fn log_floor(&self) -> Result<Position> {
+        self.floor().await
+    }
+
+    async fn purge_log(&self, before: Timestamp) -> Result<Position> {
+        self.purge(before).await
     }
 
     async fn scan_live(

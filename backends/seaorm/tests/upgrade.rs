@@ -301,6 +301,24 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
     assert_eq!(model.external_ids(source.id), ["a", "b"]);
     inlet_core::index::catch_up(&store, &model).await.unwrap();
     assert_eq!(model.external_ids(source.id), ["a", "b"]);
+    // The change feed opens with them too (they predate the log: its snapshot scans them).
+    let scope = inlet_core::index::LogScope {
+        workspace_id: ws,
+        source_id: None,
+    };
+    let page = inlet_core::changes::read(&store, &scope, inlet_core::changes::Cursor::Start, None)
+        .await
+        .unwrap();
+    let mut fed: Vec<String> = page
+        .changes
+        .iter()
+        .map(|c| match c {
+            inlet_core::changes::FeedChange::Upsert(r) => r.external_id.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    fed.sort();
+    assert_eq!(fed, ["a", "b"]);
     let index = TantivyIndex::in_memory().unwrap();
     inlet_core::index::rebuild(&store, &index, &mut |_| {})
         .await

@@ -117,6 +117,7 @@ fn for_generators(doc: &mut Value) {
                 .and_then(Value::as_array)
                 .is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
             let has_body = op.get("requestBody").is_some();
+            let is_feed = op.get("operationId").and_then(Value::as_str) == Some("listChanges");
             let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
                 continue;
             };
@@ -139,6 +140,15 @@ fn for_generators(doc: &mut Value) {
                 responses.insert(
                     "415".into(),
                     json!({"description": "The `Content-Type` is missing or not accepted.",
+                           "content": problem.clone()}),
+                );
+            }
+            if is_feed {
+                responses.insert(
+                    "410".into(),
+                    json!({"description": "The cursor is older than the feed's retention \
+                                           (`--change-retention`): start again from \
+                                           `earliestCursor` (a walk from the snapshot).",
                            "content": problem.clone()}),
                 );
             }
@@ -228,6 +238,10 @@ const GROUPS: &[(&str, &str)] = &[
         "The folder trees of HIERARCHICAL tags, and their counts.",
     ),
     ("Search", "Search the workspace's records, with facets."),
+    (
+        "Changes",
+        "The change feed: the workspace's record changes in commit order, resumable by cursor.",
+    ),
     (
         "OAuth clients",
         "OAuth2 client maintenance (workspace ADMINs, HTTP Basic).",
@@ -494,6 +508,21 @@ fn add_constraints(doc: &mut Value) {
             "listObjects",
             "modifiedSince",
             json!({"format": "date-time"}),
+        ),
+        (
+            "listChanges",
+            "limit",
+            json!({"minimum": 1, "maximum": inlet_core::ingest::MAX_PAGE}),
+        ),
+        (
+            "listChanges",
+            "wait",
+            json!({"minimum": 0, "maximum": super::changes::MAX_WAIT_SECONDS}),
+        ),
+        (
+            "listChanges",
+            "cursor",
+            json!({"pattern": "^(s[0-9]*(\\.[0-9a-f]{32})?|c[0-9]+|x[0-9]+\\.[0-9a-f]{32})$"}),
         ),
         (
             "authorize",

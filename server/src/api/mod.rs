@@ -3,6 +3,7 @@
 
 mod apitokens;
 mod batch;
+mod changes;
 mod clients;
 mod document;
 pub mod dto;
@@ -41,6 +42,8 @@ enum ApiTags {
     ApiTokens,
     /// Search with facets, and the folder trees of HIERARCHICAL tags.
     Search,
+    /// The change feed: record changes in commit order.
+    Changes,
 }
 
 /// Every operation group of the document.
@@ -50,6 +53,7 @@ pub type Apis = (
     objects::ObjectsApi,
     batch::BatchApi,
     search::SearchApi,
+    changes::ChangesApi,
     clients::ClientsApi,
     apitokens::ApiTokensApi,
     crate::oauth::OAuthApi,
@@ -65,6 +69,7 @@ pub fn service() -> OpenApiService<Apis, ()> {
             objects::ObjectsApi,
             batch::BatchApi,
             search::SearchApi,
+            changes::ChangesApi,
             clients::ClientsApi,
             apitokens::ApiTokensApi,
             crate::oauth::OAuthApi,

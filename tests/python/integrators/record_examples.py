@@ -207,6 +207,8 @@ def walk(base):
     listing = {"limit": 2}
     record("listObjects", api.get(u(f"/sources/{s}/objecttypes/{f}/objects"), params=listing),
            params={**ot, **listing})
+    feed = {"limit": 100}
+    record("listChanges", api.get(u("/changes"), params=feed), params=feed)
     body = {"operation": "COMPLETE"}
     record("closeSync", api.put(u(f"{syncs}/{n}"), json=body), body,
            {"sourceId": s, "objectTypeId": f, "syncNumber": n})
