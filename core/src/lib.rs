@@ -18,6 +18,7 @@ pub mod template;
 pub mod time;
 pub mod title;
 pub mod token;
+pub mod webhook;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -28,10 +28,12 @@ use crate::{
 mod batch;
 mod changes;
 mod syncs;
+mod webhooks;
 
 pub use batch::*;
 pub use changes::*;
 pub use syncs::*;
+pub use webhooks::*;
 
 /// Both store traits, as one object.
 pub trait Store: RecordStore + TokenStore {}
@@ -2305,6 +2307,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, mass_removal_guard_leaves_the_sync_open, ref);
         $crate::conformance_tests!(@case $make, $cleanup, change_feed_walks_a_snapshot_then_commit_order, ref);
         $crate::conformance_tests!(@case $make, $cleanup, change_feed_retention_makes_old_cursors_gone, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, webhooks_queue_claim_and_record_deliveries, ref);
         $crate::conformance_tests!(@case $make, $cleanup, concurrent_uploads_never_lose_a_version, arc);
         $crate::conformance_tests!(@case $make, $cleanup, two_syncs_never_open_at_once, arc);
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);

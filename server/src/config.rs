@@ -69,6 +69,12 @@ pub struct Settings {
     /// How long the change feed keeps closes and source deletions (`--change-retention`): a
     /// feed cursor older than that may be answered 410.
     pub change_retention: Duration,
+    /// Webhook deliveries may go to loopback and private addresses
+    /// (`--webhook-allow-private`); off, such a target is refused.
+    pub webhook_allow_private: bool,
+    /// The wait before a failed delivery's second attempt (`--webhook-retry-base`); it doubles
+    /// per attempt, up to an hour ([`inlet_core::webhook::next_attempt`]). 30 s.
+    pub webhook_retry_base: Duration,
 }
 
 impl Default for Settings {
@@ -88,6 +94,8 @@ impl Default for Settings {
             serve_while_indexing: false,
             complete_max_removal: None,
             change_retention: DEFAULT_CHANGE_RETENTION,
+            webhook_allow_private: false,
+            webhook_retry_base: Duration::from_secs(30),
         }
     }
 }
@@ -95,7 +103,7 @@ impl Default for Settings {
 /// The change feed's default retention: 7 days.
 pub const DEFAULT_CHANGE_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// Parses a `--change-retention` value: a whole number with a unit, `s`, `m`, `h` or `d`
+/// Parses a `--change-retention` (or `--webhook-retry-base`) value: a whole number with a unit, `s`, `m`, `h` or `d`
 /// (`7d`, `36h`), from one second to ten years.
 pub fn parse_retention(value: &str) -> Result<Duration, String> {
     let v = value.trim();

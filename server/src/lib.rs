@@ -15,6 +15,7 @@ pub mod routes;
 pub mod schema;
 pub mod state;
 pub mod upload;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -146,6 +147,8 @@ pub struct Stores {
     pub records: Arc<dyn RecordStore>,
     /// Identities.
     pub tokens: Arc<dyn TokenStore>,
+    /// Webhooks and their delivery queue.
+    pub webhooks: Arc<dyn inlet_core::webhook::WebhookStore>,
 }
 
 /// Opens the stores a database URL names: `sqlite://...` (the file made when missing, see
@@ -157,6 +160,7 @@ pub async fn open_stores(url: &str) -> Result<Stores, Error> {
         tracing::info!("database ready: in-memory store (nothing is kept after exit)");
         return Ok(Stores {
             records: store.clone(),
+            webhooks: store.clone(),
             tokens: store,
         });
     }
@@ -172,6 +176,7 @@ pub async fn open_stores(url: &str) -> Result<Stores, Error> {
         );
         return Ok(Stores {
             records: store.clone(),
+            webhooks: store.clone(),
             tokens: store,
         });
     }
@@ -213,6 +218,7 @@ pub async fn serve(
         _ => state,
     };
     state.start_indexing();
+    state.start_webhooks();
     let limits = conn::Limits::from(state.settings.as_ref());
     // Boxed: the middleware stack's type is too deep for the connection future's layout.
     conn::serve(acceptor, app(state).boxed(), limits, shutdown).await

@@ -122,6 +122,14 @@ struct ServeArgs {
     /// entry gets 410 and starts again with a snapshot.
     #[arg(long, env = "INLET_CHANGE_RETENTION", value_name = "DURATION", default_value = "7d", value_parser = config::parse_retention)]
     change_retention: std::time::Duration,
+    /// Let webhook deliveries go to loopback and private-range addresses (refused otherwise,
+    /// checked on the resolved address at each delivery).
+    #[arg(long, env = "INLET_WEBHOOK_ALLOW_PRIVATE")]
+    webhook_allow_private: bool,
+    /// The wait before a failed webhook delivery's second attempt (`30s`, `2m`); it doubles
+    /// per attempt, at most an hour apart, for 24 hours after the event.
+    #[arg(long, env = "INLET_WEBHOOK_RETRY_BASE", value_name = "DURATION", default_value = "30s", value_parser = config::parse_retention)]
+    webhook_retry_base: std::time::Duration,
 }
 
 /// How `inlet serve` writes its log.
@@ -317,6 +325,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         trusted_proxies: args.trusted_proxy.clone(),
         complete_max_removal: args.complete_max_removal,
         change_retention: args.change_retention,
+        webhook_allow_private: args.webhook_allow_private,
+        webhook_retry_base: args.webhook_retry_base,
         ..defaults
     };
     let index_dir = args
@@ -337,7 +347,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (Some(dir), None) => tracing::info!(dir = %dir.display(), "search index opened"),
         (None, _) => tracing::info!("search index in memory (built from the store at start)"),
     }
-    let state = AppState::new(stores.records, stores.tokens, settings).with_index(opened.index);
+    let state = AppState::new(stores, settings).with_index(opened.index);
     let acceptor = TcpListener::bind(args.bind.as_str())
         .into_acceptor()
         .await

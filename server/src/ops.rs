@@ -101,6 +101,11 @@ struct SyncLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RemovalLabels {
     reason: String,
 }
@@ -115,6 +120,7 @@ pub struct Metrics {
     extractions: Family<ExtractionLabels, Counter>,
     sync_closes: Family<SyncLabels, Counter>,
     records_removed: Family<RemovalLabels, Counter>,
+    webhook_attempts: Family<WebhookLabels, Counter>,
     index: IndexGauges,
 }
 
@@ -167,6 +173,12 @@ impl Default for Metrics {
             "Records removed, by reason (sync: not seen by a COMPLETE sync; delete: DELETE call)",
             records_removed.clone(),
         );
+        let webhook_attempts = Family::<WebhookLabels, Counter>::default();
+        registry.register(
+            "webhook_attempts",
+            "Webhook delivery attempts, by outcome (delivered, failed)",
+            webhook_attempts.clone(),
+        );
         let index = IndexGauges::default();
         for (name, help, gauge) in [
             (
@@ -204,6 +216,7 @@ impl Default for Metrics {
             extractions,
             sync_closes,
             records_removed,
+            webhook_attempts,
             index,
         }
     }
@@ -247,6 +260,15 @@ impl Metrics {
             })
             .inc();
         self.removed("sync", removed);
+    }
+
+    /// Counts a webhook delivery attempt.
+    pub fn webhook_attempt(&self, delivered: bool) {
+        self.webhook_attempts
+            .get_or_create(&WebhookLabels {
+                outcome: if delivered { "delivered" } else { "failed" }.into(),
+            })
+            .inc();
     }
 
     /// Counts `n` removed records for `reason` (`sync` or `delete`).

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use inlet_core::{RecordStore, TokenStore, index::SearchIndex};
+use inlet_core::{RecordStore, TokenStore, index::SearchIndex, webhook::WebhookStore};
 use tokio::sync::Semaphore;
 
 use crate::{auth::CredentialCache, config::Settings, indexer::Indexer, ops::Metrics};
@@ -26,6 +26,10 @@ pub struct AppState {
     pub index: Arc<dyn SearchIndex>,
     /// What keeps the index following the store.
     pub indexer: Arc<Indexer>,
+    /// Webhooks and their delivery queue.
+    pub webhooks: Arc<dyn WebhookStore>,
+    /// Wakes the webhook sender when deliveries are queued.
+    pub webhook_wake: Arc<tokio::sync::Notify>,
 }
 
 impl AppState {
@@ -34,11 +38,12 @@ impl AppState {
     ///
     /// # Panics
     /// When tantivy cannot create an index in memory (it only fails on a bad schema).
-    pub fn new(
-        records: Arc<dyn RecordStore>,
-        tokens: Arc<dyn TokenStore>,
-        settings: Settings,
-    ) -> Self {
+    pub fn new(stores: crate::Stores, settings: Settings) -> Self {
+        let crate::Stores {
+            records,
+            tokens,
+            webhooks,
+        } = stores;
         #[allow(clippy::expect_used)]
         let opened = crate::indexer::open_index(None).expect("an index in memory");
         Self {
@@ -50,6 +55,8 @@ impl AppState {
             metrics: Arc::default(),
             index: opened.index,
             indexer: Arc::default(),
+            webhooks,
+            webhook_wake: Arc::default(),
         }
     }
 
@@ -63,6 +70,11 @@ impl AppState {
     pub fn with_settings(mut self, settings: Settings) -> Self {
         self.settings = Arc::new(settings);
         self
+    }
+
+    /// Starts sending queued webhook deliveries (once).
+    pub fn start_webhooks(&self) {
+        crate::webhooks::start(self);
     }
 
     /// Starts following the store's write log into the index (once).

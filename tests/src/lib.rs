@@ -74,7 +74,7 @@ impl TestServer {
         .await
         .expect("bootstrap");
         let index = inlet_server::indexer::open_index(index_dir).expect("open the search index");
-        let state = AppState::new(stores.records, stores.tokens, settings).with_index(index.index);
+        let state = AppState::new(stores, settings).with_index(index.index);
         let acceptor = TcpListener::bind("127.0.0.1:0")
             .into_acceptor()
             .await

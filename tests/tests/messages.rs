@@ -59,6 +59,7 @@ async fn every_operation_refuses_malformed_input_in_our_words() {
                 "sourceId" => p.source_id.clone(),
                 "objectTypeId" => p.object_type_id.clone(),
                 "syncNumber" => "1".into(),
+                "webhookId" => uuid::Uuid::new_v4().to_string(),
                 _ => "x".into(),
             };
             let fill = |bad: Option<&str>| {

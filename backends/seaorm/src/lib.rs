@@ -6,6 +6,7 @@ mod log;
 mod migration;
 mod records;
 mod tokens;
+mod webhooks;
 
 /// The schema migrations, run by [`SeaOrmStore::connect`]; public for tools and upgrade tests.
 pub use migration::Migrator;

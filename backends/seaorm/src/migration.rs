@@ -25,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0010DropSqlSearch),
             Box::new(M0011RateLimitExpiry),
             Box::new(M0012ChangeFeed),
+            Box::new(M0013Webhooks),
         ]
     }
 }
@@ -611,6 +612,53 @@ impl MigrationTrait for M0012ChangeFeed {
             "ALTER TABLE change_head ADD COLUMN floor BIGINT NOT NULL DEFAULT 0".to_string(),
         ] {
             db.execute_unprepared(&sql).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Webhooks and their delivery queue (`inlet_core::webhook`): deliveries wait in the database,
+/// so they survive a restart; `next_attempt_ms` orders the due ones.
+struct M0013Webhooks;
+
+impl sea_orm_migration::MigrationName for M0013Webhooks {
+    fn name(&self) -> &str {
+        "m0013_webhooks"
+    }
+}
+
+const M0013_UP: &[&str] = &[
+    "CREATE TABLE webhooks (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        created_ms BIGINT NOT NULL)",
+    "CREATE INDEX webhooks_workspace ON webhooks (workspace_id, created_ms)",
+    "CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        webhook_id TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_ms BIGINT NOT NULL,
+        attempts BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        next_attempt_ms BIGINT,
+        last_attempt_ms BIGINT,
+        last_status BIGINT,
+        last_error TEXT)",
+    "CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_attempt_ms)",
+    "CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, created_ms)",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0013Webhooks {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for sql in M0013_UP {
+            db.execute_unprepared(sql).await?;
         }
         Ok(())
     }

@@ -243,6 +243,11 @@ const GROUPS: &[(&str, &str)] = &[
         "The change feed: the workspace's record changes in commit order, resumable by cursor.",
     ),
     (
+        "Webhooks",
+        "Endpoints told about closed syncs, failed extractions and new sources (workspace \
+         ADMINs, HTTP Basic); signed deliveries, retried for 24 hours.",
+    ),
+    (
         "OAuth clients",
         "OAuth2 client maintenance (workspace ADMINs, HTTP Basic).",
     ),
@@ -510,6 +515,11 @@ fn add_constraints(doc: &mut Value) {
             json!({"format": "date-time"}),
         ),
         (
+            "listWebhookDeliveries",
+            "limit",
+            json!({"minimum": 1, "maximum": 1000}),
+        ),
+        (
             "listChanges",
             "limit",
             json!({"minimum": 1, "maximum": inlet_core::ingest::MAX_PAGE}),
@@ -601,6 +611,20 @@ fn add_constraints(doc: &mut Value) {
         (
             "/components/schemas/ClientIn/properties/scopes",
             json!({"minItems": 1}),
+        ),
+        (
+            "/components/schemas/WebhookIn/properties/url",
+            json!({"format": "uri", "maxLength": inlet_core::webhook::MAX_URL_BYTES,
+                   "pattern": "^[hH][tT][tT][pP][sS]?://[^#@\\s/?]+[^#\\s]*$"}),
+        ),
+        (
+            "/components/schemas/WebhookIn/properties/events",
+            json!({"minItems": 1, "maxItems": inlet_core::webhook::Event::ALL.len(),
+                   "uniqueItems": true}),
+        ),
+        (
+            "/components/schemas/WebhookIn/properties/events/items",
+            json!({"enum": inlet_core::webhook::Event::ALL.map(|e| e.name())}),
         ),
         (
             "/components/schemas/BatchIds/properties/externalIds",

@@ -11,6 +11,7 @@ mod objects;
 mod search;
 mod sources;
 mod syncs;
+mod webhooks;
 
 use inlet_core::{
     Error,
@@ -44,6 +45,8 @@ enum ApiTags {
     Search,
     /// The change feed: record changes in commit order.
     Changes,
+    /// Webhooks: endpoints told about syncs, failed extractions and new sources.
+    Webhooks,
 }
 
 /// Every operation group of the document.
@@ -54,6 +57,7 @@ pub type Apis = (
     batch::BatchApi,
     search::SearchApi,
     changes::ChangesApi,
+    webhooks::WebhooksApi,
     clients::ClientsApi,
     apitokens::ApiTokensApi,
     crate::oauth::OAuthApi,
@@ -70,6 +74,7 @@ pub fn service() -> OpenApiService<Apis, ()> {
             batch::BatchApi,
             search::SearchApi,
             changes::ChangesApi,
+            webhooks::WebhooksApi,
             clients::ClientsApi,
             apitokens::ApiTokensApi,
             crate::oauth::OAuthApi,

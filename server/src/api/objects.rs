@@ -156,6 +156,8 @@ impl Write<'_> {
         let reported = content
             .extracted_file
             .then(|| ExtractionOut::from(&content.extraction));
+        let failed = content.extracted_file && content.extraction.failure.is_some();
+        let scope = self.key.scope;
         let outcome = records
             .put_record(RecordWrite {
                 key: self.key,
@@ -174,6 +176,22 @@ impl Write<'_> {
             extraction: reported,
             ..RecordMetadata::from(&outcome.record)
         });
+        if failed {
+            // The record as the upload answered it (with `extraction`), and where it lives.
+            let data = serde_json::json!({
+                "sourceId": scope.source_id,
+                "objectTypeId": scope.object_type_id,
+                "externalId": outcome.record.external_id,
+                "record": poem_openapi::types::ToJSON::to_json(&meta.0),
+            });
+            crate::webhooks::emit(
+                self.state,
+                scope.workspace_id,
+                inlet_core::webhook::Event::RecordExtractionFailed,
+                data,
+            )
+            .await;
+        }
         Ok(if outcome.created {
             Uploaded::Created(meta)
         } else {

@@ -104,7 +104,16 @@ impl SourcesApi {
         let principal = auth.writer()?;
         let source = NewSource::from(body.0).build(principal.workspace_id, time::now())?;
         state.records.create_source(&source).await?;
-        Ok(Created::Created(Json(source.into())))
+        let out: super::dto::SourceOut = source.into();
+        let data = poem_openapi::types::ToJSON::to_json(&out).unwrap_or_default();
+        crate::webhooks::emit(
+            &state,
+            principal.workspace_id,
+            inlet_core::webhook::Event::SourceCreated,
+            data,
+        )
+        .await;
+        Ok(Created::Created(Json(out)))
     }
 
     /// List the workspace's sources, oldest first.

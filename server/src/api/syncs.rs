@@ -1,6 +1,10 @@
 //! Sync runs (DESIGN 5): open, close, read back.
 
-use inlet_core::{Error, sync::CloseOperation};
+use inlet_core::{
+    Error,
+    sync::{CloseOperation, SyncState},
+    webhook::Event,
+};
 use poem::web::Data;
 use poem_openapi::{ApiResponse, OpenApi, param::Path, payload::Json};
 use uuid::Uuid;
@@ -84,7 +88,18 @@ impl SyncsApi {
             state.metrics.sync_closed(label, run.counters.removed);
         }
         let current = current_sync_number(&state, scope).await?;
-        Ok(Json(SyncOut::new(run, ot.name, current)))
+        let event = if run.state == SyncState::Failed {
+            Event::SyncFailed
+        } else {
+            Event::SyncCompleted
+        };
+        let out = SyncOut::new(run, ot.name, current);
+        // The sync as its GET answers it, with the source and object type.
+        let mut data = poem_openapi::types::ToJSON::to_json(&out).unwrap_or_default();
+        data["sourceId"] = serde_json::json!(scope.source_id);
+        data["objectTypeId"] = serde_json::json!(scope.object_type_id);
+        crate::webhooks::emit(&state, scope.workspace_id, event, data).await;
+        Ok(Json(out))
     }
 
     /// Read one sync run with its counters.

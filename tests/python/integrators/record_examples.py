@@ -93,7 +93,8 @@ def main():
     port = free_port()
     env = dict(os.environ, INLET_ADMIN_EMAIL=EMAIL, INLET_ADMIN_PASSWORD=PASSWORD,
                INLET_ADMIN_API_TOKEN=TOKEN, RUST_LOG="warn")
-    proc = subprocess.Popen([binary, "serve", "--database", "memory:", "--bind", f"127.0.0.1:{port}"],
+    proc = subprocess.Popen([binary, "serve", "--database", "memory:", "--bind", f"127.0.0.1:{port}",
+                             "--webhook-allow-private"],
                             env=env, stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -234,7 +235,17 @@ def walk(base):
     record("deleteObject", api.delete(u(obj)), params={"sourceId": s, "objectTypeId": f, "externalId": "report-q3"})
     body = {"externalIds": ["budget-2026", "report-q3"]}
     record("batchDelete", api.post(u(f"{batch}/delete"), json=body), body, ot)
+    # A webhook (to a closed local port: the example server allows loopback targets) hears of
+    # the next source.
+    body = {"url": "http://127.0.0.1:9/inlet-hooks", "events": ["source.created", "sync.completed"]}
+    hook = record("createWebhook", api.post(u("/webhooks"), json=body), body).json()
+    stable.secrets[hook["secret"]] = "whsec_example_signing_secret"
+    record("listWebhooks", api.get(u("/webhooks")))
     old = api.post(u("/sources"), json={**source_body, "externalId": "old-drive"}).json()["id"]
+    time.sleep(0.5)
+    record("listWebhookDeliveries", api.get(u(f"/webhooks/{hook['id']}/deliveries")),
+           params={"webhookId": hook["id"]})
+    record("deleteWebhook", api.delete(u(f"/webhooks/{hook['id']}")), params={"webhookId": hook["id"]})
     record("deleteSource", api.delete(u(f"/sources/{old}")), params={"sourceId": old})
 
     body = {"name": "Acme Reports", "description": "Builds weekly reports from your team drive.",

@@ -16,8 +16,9 @@ echo "== server"
 # The loopback is a trusted proxy here: the hooks give each OAuth request its own client
 # address in X-Forwarded-For, so the per-address failure limit (30 a minute, pinned by
 # tests/tests/oauth.rs) does not turn every later token request into a 429 and leave the
-# logic behind it untested.
-INLET_SERVE_ARGS="--trusted-proxy 127.0.0.1" start_server
+# logic behind it untested. Webhooks may target loopback: the fixtures and hooks point them at
+# a closed local port, so nothing is looked up or sent off the machine.
+INLET_SERVE_ARGS="--trusted-proxy 127.0.0.1 --webhook-allow-private" start_server
 
 echo "== fixtures (real ids for every operation)"
 "$VENV/bin/python" "$HERE/schemathesis_fixtures.py" "$BASE_URL" "$INLET_ADMIN_EMAIL" \

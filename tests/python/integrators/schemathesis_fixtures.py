@@ -92,6 +92,11 @@ def main():
     refresh = refresh_token(base, email, password, c, secret)
     client_basic = "Basic " + base64.b64encode(f"{c}:{secret}".encode()).decode()
 
+    # Webhooks to a closed loopback port (the server runs with --webhook-allow-private).
+    hook_body = {"url": "http://127.0.0.1:9/st-hook", "events": ["sync.completed", "sync.failed"]}
+    hook = call("POST", "/webhooks", json=hook_body)["id"]
+    disposable_hook = call("POST", "/webhooks", json=hook_body)["id"]
+
     record = {"path.sourceId": s, "path.objectTypeId": f, "path.externalId": "st-doc"}
     per_operation = {
         "getSource": {"path.sourceId": s},
@@ -118,6 +123,8 @@ def main():
         "deleteFolder": {"path.sourceId": s, "path.tagConfigId": folder_tag, "path.externalId": "st-empty"},
         "listRootFolders": {"path.sourceId": s, "path.facetId": folder_facet},
         "listChildFolders": {"path.sourceId": s, "path.facetId": folder_facet, "path.externalId": "st-root"},
+        "deleteWebhook": {"path.webhookId": disposable_hook},
+        "listWebhookDeliveries": {"path.webhookId": hook},
         "getOAuthClient": {"path.clientId": c},
         "updateOAuthClient": {"path.clientId": changed_client},
         "uploadOAuthClientLogo": {"path.clientId": c},

@@ -229,6 +229,22 @@ def _list_objects(case):
     case.query = query
 
 
+def _list_changes(case):
+    # A cursor must be one the server issued; a long wait would outlast the request timeout.
+    query = case.query or {}
+    query.pop("cursor", None)
+    query.pop("wait", None)
+    case.query = query
+
+
+def _create_webhook(case):
+    # The host must resolve to an address the server may deliver to: a closed loopback port
+    # (the server runs with --webhook-allow-private), so no name is looked up and nothing leaves
+    # the machine.
+    if isinstance(case.body, dict):
+        case.body["url"] = "http://127.0.0.1:9/st-generated"
+
+
 def _batch_touch(case):
     # A syncNumber must name the open sync (else 409 for the whole batch, documented); without
     # one the touches join the open sync, if any.
@@ -238,6 +254,8 @@ def _batch_touch(case):
 
 REPAIRS = {
     "listObjects": _list_objects,
+    "listChanges": _list_changes,
+    "createWebhook": _create_webhook,
     "batchTouch": _batch_touch,
     "uploadFile": _upload_file,
     "uploadOAuthClientLogo": _upload_logo,
@@ -288,6 +306,12 @@ def map_case(context, case):
         # (client, address).
         case.headers = dict(case.headers or {})
         case.headers["X-Forwarded-For"] = str(ipaddress.IPv4Address(secrets.randbits(32)))
+    if operation_id == "listChanges" and isinstance(case.query, dict):
+        # In every mode: a valid `wait` holds the request open that many seconds, past the
+        # request timeout; one second still exercises the long poll.
+        wait = case.query.get("wait")
+        if isinstance(wait, int) and not isinstance(wait, bool) and 1 <= wait <= 30:
+            case.query["wait"] = 1
     meta = getattr(case, "meta", None)
     if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
         return case

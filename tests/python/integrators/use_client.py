@@ -9,11 +9,38 @@ import sys
 import uuid
 
 from inlet_client import AuthenticatedClient
-from inlet_client.api.objects import get_metadata, get_object, touch_object, upload_file
+from inlet_client.api.changes import list_changes
+from inlet_client.api.objects import (
+    batch_delete,
+    batch_metadata,
+    batch_touch,
+    get_metadata,
+    get_object,
+    list_objects,
+    touch_object,
+    upload_file,
+)
+from inlet_client.api.webhooks import (
+    create_webhook,
+    delete_webhook,
+    list_webhook_deliveries,
+    list_webhooks,
+)
 from inlet_client.api.sources import create_source
 from inlet_client.api.syncs import close_sync, get_sync, open_sync
 from inlet_client.models import (
     Application,
+    BatchIds,
+    BatchMetadataResult,
+    BatchResult,
+    BatchTouch,
+    BatchTouchObject,
+    ChangePage,
+    ChangeType,
+    CreatedWebhookOut,
+    RecordPage,
+    WebhookIn,
+    WebhookInEventsItem,
     CloseOperation,
     CloseSync,
     CreateSource,
@@ -205,6 +232,42 @@ def main():
     still = expect(get_metadata.sync_detailed(sid, oid, "doc-a", client=client), 200,
                    "metadata doc-a after FAIL", RecordMetadata)
     check(still.external_checksum == "sha-a-2" and still.version == 2, "doc-a kept at version 2")
+
+    # 6. Many records per request, the listing, the change feed and webhooks (issue 17).
+    meta = expect(batch_metadata.sync_detailed(sid, oid, client=client,
+                                               body=BatchIds(external_ids=["doc-a", "nope"])),
+                  200, "batch metadata", BatchMetadataResult)
+    check([(i.external_id, i.status) for i in meta.items] == [("doc-a", 200), ("nope", 404)],
+          "batch metadata answers per item, in order")
+    check(meta.items[0].record.version == 2, "batch metadata carries the record")
+    touched = expect(batch_touch.sync_detailed(sid, oid, client=client, body=BatchTouch(
+        objects=[BatchTouchObject(external_id="doc-a", if_match="sha-a-2"),
+                 BatchTouchObject(external_id="doc-a", if_match="other")])),
+        200, "batch touch", BatchResult)
+    check([i.status for i in touched.items] == [204, 412], "batch touch: 204 then 412")
+    page = expect(list_objects.sync_detailed(sid, oid, client=client, limit=10), 200,
+                  "list objects", RecordPage)
+    check([o.external_id for o in page.objects] == ["doc-a"], "the listing holds doc-a")
+    feed = expect(list_changes.sync_detailed(client=client, source_id=sid), 200,
+                  "change feed", ChangePage)
+    upserts = {c.external_id: c.record.version for c in feed.changes if c.type_ == ChangeType.UPSERT}
+    check(upserts == {"doc-a": 2}, f"the feed's snapshot is doc-a v2 (got {upserts})")
+    hook = expect(create_webhook.sync_detailed(client=client, body=WebhookIn(
+        url="http://127.0.0.1:9/hooks", events=[WebhookInEventsItem.SYNC_FAILED])),
+        201, "create webhook", CreatedWebhookOut)
+    check(hook.secret.startswith("whsec_"), "the webhook's secret is shown once")
+    hooks = expect(list_webhooks.sync_detailed(client=client), 200, "list webhooks")
+    check([h.id for h in hooks] == [hook.id], "the webhook is listed")
+    expect(list_webhook_deliveries.sync_detailed(hook.id, client=client), 200, "deliveries")
+    expect(delete_webhook.sync_detailed(hook.id, client=client), 204, "delete webhook")
+    deleted = expect(batch_delete.sync_detailed(sid, oid, client=client,
+                                                body=BatchIds(external_ids=["doc-a"])),
+                     200, "batch delete", BatchResult)
+    check([i.status for i in deleted.items] == [204], "batch delete: 204")
+    after = expect(list_changes.sync_detailed(client=client, cursor=feed.cursor, wait=2), 200,
+                   "change feed after the delete", ChangePage)
+    check([(c.type_, c.external_id) for c in after.changes] == [(ChangeType.REMOVE, "doc-a")],
+          "the feed gives the delete as a REMOVE")
 
     if failures:
         sys.exit(f"{failures} check(s) failed")

@@ -1,0 +1,306 @@
+//! Webhooks and their delivery queue (`inlet_core::webhook`) on both databases. A replica claims
+//! due deliveries by moving their next attempt to the end of a lease in one statement
+//! (`FOR UPDATE SKIP LOCKED` on PostgreSQL, under the writer lock on SQLite), so two replicas
+//! never send the same attempt, and one that dies mid-attempt leaves it to the next after the
+//! lease.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use inlet_core::{
+    Error, Result, WorkspaceId,
+    time::Timestamp,
+    webhook::{self, Attempt, Delivery, DeliveryState, Event, Webhook, WebhookStore},
+};
+use sea_orm::{QueryResult, TransactionTrait, Value};
+use uuid::Uuid;
+
+use crate::{SeaOrmStore, all, db_error, exec, get, one, records::uuid};
+
+fn ms(t: &Timestamp) -> i64 {
+    t.timestamp_millis()
+}
+
+fn at(ms: i64) -> Result<Timestamp> {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .ok_or_else(|| Error::backend(std::io::Error::other(format!("bad timestamp {ms}"))))
+}
+
+fn webhook_from_row(row: &QueryResult, prefix: &str) -> Result<Webhook> {
+    let events: String = get(row, &format!("{prefix}events"))?;
+    let events: Vec<Event> = serde_json::from_str(&events)
+        .map_err(|e| Error::backend(std::io::Error::other(e.to_string())))?;
+    Ok(Webhook {
+        id: uuid(row, &format!("{prefix}id"))?,
+        workspace_id: uuid(row, &format!("{prefix}workspace_id"))?,
+        url: get(row, &format!("{prefix}url"))?,
+        events,
+        secret: get(row, &format!("{prefix}secret"))?,
+        created_date: at(get(row, &format!("{prefix}created_ms"))?)?,
+    })
+}
+
+fn delivery_from_row(row: &QueryResult) -> Result<Delivery> {
+    let event: String = get(row, "event")?;
+    let state: String = get(row, "state")?;
+    Ok(Delivery {
+        id: uuid(row, "id")?,
+        webhook_id: uuid(row, "webhook_id")?,
+        workspace_id: uuid(row, "workspace_id")?,
+        event: Event::parse(&event)?,
+        body: get(row, "body")?,
+        created_date: at(get(row, "created_ms")?)?,
+        attempts: u32::try_from(get::<i64>(row, "attempts")?).unwrap_or(u32::MAX),
+        state: DeliveryState::parse(&state)?,
+        next_attempt: get::<Option<i64>>(row, "next_attempt_ms")?
+            .map(at)
+            .transpose()?,
+        last_attempt: get::<Option<i64>>(row, "last_attempt_ms")?
+            .map(at)
+            .transpose()?,
+        last_status: get::<Option<i64>>(row, "last_status")?.and_then(|s| u16::try_from(s).ok()),
+        last_error: get(row, "last_error")?,
+    })
+}
+
+const DELIVERY_COLUMNS: &str = "d.id, d.webhook_id, d.workspace_id, d.event, d.body, \
+    d.created_ms, d.attempts, d.state, d.next_attempt_ms, d.last_attempt_ms, d.last_status, \
+    d.last_error";
+
+#[async_trait]
+impl WebhookStore for SeaOrmStore {
+    async fn create_webhook(&self, hook: &Webhook) -> Result<()> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        if self.backend() == sea_orm::DbBackend::Postgres {
+            // Serializes registrations of one workspace, so the count below stays true.
+            exec(
+                &txn,
+                self.stmt(
+                    "SELECT pg_advisory_xact_lock(hashtext($1))",
+                    vec![hook.workspace_id.to_string().into()],
+                ),
+            )
+            .await?;
+        }
+        let count = one(
+            &txn,
+            self.stmt(
+                "SELECT COUNT(*) AS n FROM webhooks WHERE workspace_id = $1",
+                vec![hook.workspace_id.to_string().into()],
+            ),
+        )
+        .await?
+        .map(|r| get::<i64>(&r, "n"))
+        .transpose()?
+        .unwrap_or(0);
+        if usize::try_from(count).unwrap_or(usize::MAX) >= webhook::MAX_WEBHOOKS {
+            return Err(Error::conflict(format!(
+                "a workspace has at most {} webhooks; delete one first",
+                webhook::MAX_WEBHOOKS
+            )));
+        }
+        let events = serde_json::to_string(&hook.events)
+            .map_err(|e| Error::backend(std::io::Error::other(e.to_string())))?;
+        exec(
+            &txn,
+            self.stmt(
+                "INSERT INTO webhooks (id, workspace_id, url, events, secret, created_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                vec![
+                    hook.id.to_string().into(),
+                    hook.workspace_id.to_string().into(),
+                    hook.url.clone().into(),
+                    events.into(),
+                    hook.secret.clone().into(),
+                    ms(&hook.created_date).into(),
+                ],
+            ),
+        )
+        .await?;
+        txn.commit().await.map_err(db_error)
+    }
+
+    async fn list_webhooks(&self, workspace_id: WorkspaceId) -> Result<Vec<Webhook>> {
+        let rows = all(
+            &self.db,
+            self.stmt(
+                "SELECT id, workspace_id, url, events, secret, created_ms FROM webhooks \
+                 WHERE workspace_id = $1 ORDER BY created_ms, id",
+                vec![workspace_id.to_string().into()],
+            ),
+        )
+        .await?;
+        rows.iter().map(|r| webhook_from_row(r, "")).collect()
+    }
+
+    async fn delete_webhook(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let gone = exec(
+            &txn,
+            self.stmt(
+                "DELETE FROM webhooks WHERE id = $1 AND workspace_id = $2",
+                vec![id.to_string().into(), workspace_id.to_string().into()],
+            ),
+        )
+        .await?
+            > 0;
+        if gone {
+            exec(
+                &txn,
+                self.stmt(
+                    "DELETE FROM webhook_deliveries WHERE webhook_id = $1",
+                    vec![id.to_string().into()],
+                ),
+            )
+            .await?;
+        }
+        txn.commit().await.map_err(db_error)?;
+        Ok(gone)
+    }
+
+    async fn queue_deliveries(&self, deliveries: &[Delivery]) -> Result<()> {
+        let _w = self.write_guard().await;
+        let txn = self.db.begin().await.map_err(db_error)?;
+        for d in deliveries {
+            exec(
+                &txn,
+                self.stmt(
+                    "INSERT INTO webhook_deliveries (id, webhook_id, workspace_id, event, body, \
+                     created_ms, attempts, state, next_attempt_ms) \
+                     VALUES ($1, $2, $3, $4, $5, $6, 0, 'PENDING', $7)",
+                    vec![
+                        d.id.to_string().into(),
+                        d.webhook_id.to_string().into(),
+                        d.workspace_id.to_string().into(),
+                        d.event.name().into(),
+                        d.body.clone().into(),
+                        ms(&d.created_date).into(),
+                        d.next_attempt.map(|t| ms(&t)).into(),
+                    ],
+                ),
+            )
+            .await?;
+        }
+        txn.commit().await.map_err(db_error)
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(Delivery, Webhook)>> {
+        let _w = self.write_guard().await;
+        let skip_locked = if self.backend() == sea_orm::DbBackend::Postgres {
+            " FOR UPDATE SKIP LOCKED"
+        } else {
+            ""
+        };
+        let claimed = all(
+            &self.db,
+            self.stmt(
+                &format!(
+                    "UPDATE webhook_deliveries SET next_attempt_ms = $2 WHERE id IN (\
+                     SELECT id FROM webhook_deliveries WHERE state = 'PENDING' \
+                     AND next_attempt_ms <= $1 ORDER BY next_attempt_ms LIMIT $3{skip_locked}) \
+                     RETURNING id"
+                ),
+                vec![
+                    ms(&now).into(),
+                    ms(&lease_until).into(),
+                    i64::try_from(limit).unwrap_or(i64::MAX).into(),
+                ],
+            ),
+        )
+        .await?;
+        if claimed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<Value> = claimed
+            .iter()
+            .map(|r| get::<String>(r, "id").map(Value::from))
+            .collect::<Result<_>>()?;
+        let marks: Vec<String> = (1..=ids.len()).map(|i| format!("${i}")).collect();
+        let rows = all(
+            &self.db,
+            self.stmt(
+                &format!(
+                    "SELECT {DELIVERY_COLUMNS}, w.id AS w_id, w.workspace_id AS w_workspace_id, \
+                     w.url AS w_url, w.events AS w_events, w.secret AS w_secret, \
+                     w.created_ms AS w_created_ms \
+                     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
+                     WHERE d.id IN ({}) ORDER BY d.created_ms, d.id",
+                    marks.join(", ")
+                ),
+                ids,
+            ),
+        )
+        .await?;
+        rows.iter()
+            .map(|r| Ok((delivery_from_row(r)?, webhook_from_row(r, "w_")?)))
+            .collect()
+    }
+
+    async fn record_attempt(
+        &self,
+        delivery_id: Uuid,
+        attempt: &Attempt,
+        next: Option<Timestamp>,
+    ) -> Result<()> {
+        let state = match (&attempt.error, next) {
+            (None, _) => DeliveryState::Delivered,
+            (Some(_), Some(_)) => DeliveryState::Pending,
+            (Some(_), None) => DeliveryState::Failed,
+        };
+        let next = if state == DeliveryState::Pending {
+            next.map(|t| ms(&t))
+        } else {
+            None
+        };
+        let _w = self.write_guard().await;
+        exec(
+            &self.db,
+            self.stmt(
+                "UPDATE webhook_deliveries SET attempts = attempts + 1, state = $2, \
+                 next_attempt_ms = $3, last_attempt_ms = $4, last_status = $5, last_error = $6 \
+                 WHERE id = $1",
+                vec![
+                    delivery_id.to_string().into(),
+                    state.name().into(),
+                    next.into(),
+                    ms(&attempt.at).into(),
+                    attempt.status.map(i64::from).into(),
+                    attempt.error.clone().into(),
+                ],
+            ),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn list_deliveries(
+        &self,
+        workspace_id: WorkspaceId,
+        webhook_id: Uuid,
+        limit: usize,
+    ) -> Result<Vec<Delivery>> {
+        let rows = all(
+            &self.db,
+            self.stmt(
+                &format!(
+                    "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries d \
+                     WHERE d.webhook_id = $1 AND d.workspace_id = $2 \
+                     ORDER BY d.created_ms DESC, d.id DESC LIMIT $3"
+                ),
+                vec![
+                    webhook_id.to_string().into(),
+                    workspace_id.to_string().into(),
+                    i64::try_from(limit).unwrap_or(i64::MAX).into(),
+                ],
+            ),
+        )
+        .await?;
+        rows.iter().map(delivery_from_row).collect()
+    }
+}

@@ -1,0 +1,208 @@
+//! Conformance cases of the webhook store: registrations per workspace, the delivery queue,
+//! leases and attempts.
+
+use uuid::Uuid;
+
+use super::assert_err;
+use crate::{
+    Error,
+    time::{self, Timestamp},
+    webhook::{self, Attempt, DeliveryState, Event, Webhook, WebhookStore},
+};
+
+fn hook(workspace_id: Uuid, events: &[Event]) -> Webhook {
+    Webhook {
+        id: Uuid::new_v4(),
+        workspace_id,
+        url: "https://hooks.example.test/inlet".into(),
+        events: events.to_vec(),
+        secret: "whsec_test".into(),
+        created_date: time::now(),
+    }
+}
+
+fn later(t: Timestamp, secs: i64) -> Timestamp {
+    t + chrono::TimeDelta::seconds(secs)
+}
+
+/// Webhooks are kept per workspace, oldest first; an event is queued once for each webhook of
+/// its workspace that receives it; a claim leases what is due so a second claim does not take it
+/// until the lease ends; attempts are recorded (retry, delivered, given up); deleting a webhook
+/// drops its deliveries; a workspace holds at most [`webhook::MAX_WEBHOOKS`].
+pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore) {
+    let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+    let syncs = hook(a, &[Event::SyncCompleted, Event::SyncFailed]);
+    store.create_webhook(&syncs).await.unwrap();
+    let mut sources = hook(a, &[Event::SourceCreated]);
+    sources.created_date = later(sources.created_date, 1);
+    store.create_webhook(&sources).await.unwrap();
+    let theirs = hook(b, &[Event::SyncCompleted]);
+    store.create_webhook(&theirs).await.unwrap();
+    assert_eq!(
+        store.list_webhooks(a).await.unwrap(),
+        [syncs.clone(), sources.clone()]
+    );
+    assert_eq!(store.list_webhooks(b).await.unwrap(), [theirs]);
+
+    let data = serde_json::json!({"syncNumber": 3});
+    let completed = webhook::queue_event(store, a, Event::SyncCompleted, &data)
+        .await
+        .unwrap();
+    assert_eq!(completed.len(), 1);
+    assert_eq!(completed[0].webhook_id, syncs.id);
+    let created = webhook::queue_event(store, a, Event::SourceCreated, &data)
+        .await
+        .unwrap();
+    assert_eq!(created.len(), 1);
+    assert!(
+        webhook::queue_event(store, a, Event::RecordExtractionFailed, &data)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Claims take what is due, once per lease. (Other cases' deliveries may share the store:
+    // only this case's are counted.)
+    let ours = |claimed: &[(webhook::Delivery, Webhook)]| {
+        let mut ids: Vec<Uuid> = claimed
+            .iter()
+            .filter(|(d, _)| d.workspace_id == a)
+            .map(|(d, _)| d.id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut both = vec![completed[0].id, created[0].id];
+    both.sort();
+    let now = time::now();
+    let claimed = store
+        .claim_deliveries(later(now, 1), later(now, 60), 1000)
+        .await
+        .unwrap();
+    assert_eq!(ours(&claimed), both);
+    let (d, w) = claimed
+        .iter()
+        .find(|(d, _)| d.id == completed[0].id)
+        .unwrap();
+    assert_eq!(w, &syncs);
+    assert_eq!(d.body, completed[0].body);
+    assert_eq!(d.state, DeliveryState::Pending);
+    assert!(
+        ours(
+            &store
+                .claim_deliveries(later(now, 2), later(now, 60), 1000)
+                .await
+                .unwrap()
+        )
+        .is_empty(),
+        "leased deliveries were claimed again"
+    );
+    assert_eq!(
+        ours(
+            &store
+                .claim_deliveries(later(now, 61), later(now, 120), 1000)
+                .await
+                .unwrap()
+        ),
+        both,
+        "an ended lease frees its deliveries"
+    );
+
+    // A failure to retry, a success, and a failure given up.
+    let failed = Attempt {
+        at: later(now, 61),
+        status: Some(500),
+        error: Some("the endpoint answered 500".into()),
+    };
+    let retry_at = later(now, 91);
+    store
+        .record_attempt(completed[0].id, &failed, Some(retry_at))
+        .await
+        .unwrap();
+    store
+        .record_attempt(
+            created[0].id,
+            &Attempt {
+                at: later(now, 61),
+                status: Some(204),
+                error: None,
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let listed = store.list_deliveries(a, syncs.id, 10).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].state, DeliveryState::Pending);
+    assert_eq!(listed[0].attempts, 1);
+    assert_eq!(listed[0].last_status, Some(500));
+    assert_eq!(listed[0].next_attempt, Some(retry_at));
+    let listed = store.list_deliveries(a, sources.id, 10).await.unwrap();
+    assert_eq!(listed[0].state, DeliveryState::Delivered);
+    assert_eq!(listed[0].next_attempt, None);
+    assert!(
+        ours(
+            &store
+                .claim_deliveries(later(now, 90), later(now, 200), 1000)
+                .await
+                .unwrap()
+        )
+        .is_empty(),
+        "claimed before its retry time"
+    );
+    let due = store
+        .claim_deliveries(later(now, 92), later(now, 200), 1000)
+        .await
+        .unwrap();
+    assert_eq!(ours(&due), [completed[0].id]);
+    store
+        .record_attempt(completed[0].id, &failed, None)
+        .await
+        .unwrap();
+    let listed = store.list_deliveries(a, syncs.id, 10).await.unwrap();
+    assert_eq!(listed[0].state, DeliveryState::Failed);
+    assert_eq!(listed[0].attempts, 2);
+    let far = later(now, 10 * 24 * 3600);
+    assert!(
+        ours(
+            &store
+                .claim_deliveries(far, later(far, 1), 1000)
+                .await
+                .unwrap()
+        )
+        .is_empty()
+    );
+
+    // Isolation and deletion.
+    assert!(
+        store
+            .list_deliveries(b, syncs.id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(!store.delete_webhook(b, syncs.id).await.unwrap());
+    assert!(store.delete_webhook(a, syncs.id).await.unwrap());
+    assert!(
+        store
+            .list_deliveries(a, syncs.id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.list_webhooks(a).await.unwrap(), [sources]);
+
+    // The per-workspace cap.
+    let c = Uuid::new_v4();
+    for _ in 0..webhook::MAX_WEBHOOKS {
+        store
+            .create_webhook(&hook(c, &[Event::SyncFailed]))
+            .await
+            .unwrap();
+    }
+    assert_err(
+        store.create_webhook(&hook(c, &[Event::SyncFailed])).await,
+        |e| matches!(e, Error::Conflict(m) if m.contains("at most")),
+        "Conflict at the cap",
+    );
+}

@@ -1,0 +1,413 @@
+//! Webhooks: HTTP endpoints a workspace administrator registers for events, and the deliveries
+//! queued for them in the store ([`WebhookStore`]), so they survive a restart. The rules live
+//! here: which events exist, what a delivery's body is, which URLs may be registered, and when a
+//! failed delivery is tried again. Sending (HTTP, signatures, address checks) is the server's.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::{Error, Result, WorkspaceId, time::Timestamp};
+
+/// Webhooks one workspace may register.
+pub const MAX_WEBHOOKS: usize = 20;
+/// The longest URL a webhook may have, in bytes.
+pub const MAX_URL_BYTES: usize = 2048;
+/// How long a delivery is tried: after this, counted from the event, it is given up.
+pub const RETRY_FOR: Duration = Duration::from_secs(24 * 3600);
+/// The longest wait between two attempts.
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(3600);
+
+/// What a webhook can be told about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Event {
+    /// A sync closed COMPLETE, COMPLETE_INCREMENTAL or INCREMENTAL (state COMPLETED).
+    #[serde(rename = "sync.completed")]
+    SyncCompleted,
+    /// A sync closed with FAIL.
+    #[serde(rename = "sync.failed")]
+    SyncFailed,
+    /// An upload was stored with empty content because its file could not be read.
+    #[serde(rename = "record.extraction_failed")]
+    RecordExtractionFailed,
+    /// A source was created.
+    #[serde(rename = "source.created")]
+    SourceCreated,
+}
+
+impl Event {
+    /// Every event.
+    pub const ALL: [Event; 4] = [
+        Event::SyncCompleted,
+        Event::SyncFailed,
+        Event::RecordExtractionFailed,
+        Event::SourceCreated,
+    ];
+
+    /// The event's name on the wire (`sync.completed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::SyncCompleted => "sync.completed",
+            Event::SyncFailed => "sync.failed",
+            Event::RecordExtractionFailed => "record.extraction_failed",
+            Event::SourceCreated => "source.created",
+        }
+    }
+
+    /// The event of a wire name.
+    pub fn parse(name: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown event \"{name}\"; events are {}",
+                    Self::ALL.map(Event::name).join(", ")
+                ))
+            })
+    }
+}
+
+/// A registered endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Webhook {
+    /// Its id.
+    pub id: Uuid,
+    /// The workspace whose events it receives.
+    pub workspace_id: WorkspaceId,
+    /// Where deliveries are POSTed.
+    pub url: String,
+    /// The events it receives (at least one, no repeats).
+    pub events: Vec<Event>,
+    /// The signing secret (shown once, at registration).
+    pub secret: String,
+    /// When it was registered.
+    pub created_date: Timestamp,
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryState {
+    /// Not delivered yet; tried again at `next_attempt`.
+    Pending,
+    /// The endpoint answered 2xx.
+    Delivered,
+    /// Given up after [`RETRY_FOR`].
+    Failed,
+}
+
+impl DeliveryState {
+    /// The state's stored and shown name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "PENDING",
+            DeliveryState::Delivered => "DELIVERED",
+            DeliveryState::Failed => "FAILED",
+        }
+    }
+
+    /// The state of a stored name.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "PENDING" => Ok(DeliveryState::Pending),
+            "DELIVERED" => Ok(DeliveryState::Delivered),
+            "FAILED" => Ok(DeliveryState::Failed),
+            other => Err(Error::backend(std::io::Error::other(format!(
+                "unknown delivery state {other}"
+            )))),
+        }
+    }
+}
+
+/// One event to one webhook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// The delivery id (also in the body, so a receiver can drop repeats).
+    pub id: Uuid,
+    /// The webhook.
+    pub webhook_id: Uuid,
+    /// Its workspace.
+    pub workspace_id: WorkspaceId,
+    /// The event.
+    pub event: Event,
+    /// The JSON body sent, exactly ([`delivery_body`]).
+    pub body: String,
+    /// When the event happened.
+    pub created_date: Timestamp,
+    /// Attempts made.
+    pub attempts: u32,
+    /// Where it stands.
+    pub state: DeliveryState,
+    /// When it is tried next (pending only).
+    pub next_attempt: Option<Timestamp>,
+    /// When it was last tried.
+    pub last_attempt: Option<Timestamp>,
+    /// The endpoint's status at the last attempt, when it answered.
+    pub last_status: Option<u16>,
+    /// Why the last attempt failed, when it did.
+    pub last_error: Option<String>,
+}
+
+/// How an attempt went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// When it was made.
+    pub at: Timestamp,
+    /// The endpoint's status, when it answered.
+    pub status: Option<u16>,
+    /// Why it failed (`None`: delivered).
+    pub error: Option<String>,
+}
+
+/// Stores webhooks and their delivery queue.
+#[async_trait]
+pub trait WebhookStore: Send + Sync {
+    /// Registers a webhook; [`Error::Conflict`] when the workspace has [`MAX_WEBHOOKS`].
+    async fn create_webhook(&self, webhook: &Webhook) -> Result<()>;
+    /// A workspace's webhooks, oldest first.
+    async fn list_webhooks(&self, workspace_id: WorkspaceId) -> Result<Vec<Webhook>>;
+    /// Removes a webhook and its deliveries; `false` when the workspace has no such webhook.
+    async fn delete_webhook(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool>;
+    /// Queues deliveries (state pending, due at once).
+    async fn queue_deliveries(&self, deliveries: &[Delivery]) -> Result<()>;
+    /// Takes up to `limit` pending deliveries due at `now`, oldest due first, with their
+    /// webhook, and moves their next attempt to `lease_until`, so another replica does not take
+    /// them meanwhile (a replica that dies mid-attempt leaves them to be tried after the lease).
+    async fn claim_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(Delivery, Webhook)>>;
+    /// Records an attempt: delivered, to be tried again at `next` ([`next_attempt`]), or
+    /// given up (`next` is `None` after a failure).
+    async fn record_attempt(
+        &self,
+        delivery_id: Uuid,
+        attempt: &Attempt,
+        next: Option<Timestamp>,
+    ) -> Result<()>;
+    /// A webhook's deliveries, newest first, at most `limit`.
+    async fn list_deliveries(
+        &self,
+        workspace_id: WorkspaceId,
+        webhook_id: Uuid,
+        limit: usize,
+    ) -> Result<Vec<Delivery>>;
+}
+
+/// A delivery's body: `{"id", "event", "createdDate", "data"}`.
+pub fn delivery_body(
+    id: Uuid,
+    event: Event,
+    created: Timestamp,
+    data: &serde_json::Value,
+) -> String {
+    serde_json::json!({
+        "id": id,
+        "event": event.name(),
+        "createdDate": crate::time::format(&created),
+        "data": data,
+    })
+    .to_string()
+}
+
+/// Queues `event` with `data` for every webhook of the workspace that receives it; answers the
+/// deliveries queued.
+pub async fn queue_event(
+    store: &dyn WebhookStore,
+    workspace_id: WorkspaceId,
+    event: Event,
+    data: &serde_json::Value,
+) -> Result<Vec<Delivery>> {
+    let now = crate::time::now();
+    let deliveries: Vec<Delivery> = store
+        .list_webhooks(workspace_id)
+        .await?
+        .into_iter()
+        .filter(|w| w.events.contains(&event))
+        .map(|w| {
+            let id = Uuid::new_v4();
+            Delivery {
+                id,
+                webhook_id: w.id,
+                workspace_id,
+                event,
+                body: delivery_body(id, event, now, data),
+                created_date: now,
+                attempts: 0,
+                state: DeliveryState::Pending,
+                next_attempt: Some(now),
+                last_attempt: None,
+                last_status: None,
+                last_error: None,
+            }
+        })
+        .collect();
+    if !deliveries.is_empty() {
+        store.queue_deliveries(&deliveries).await?;
+    }
+    Ok(deliveries)
+}
+
+/// When a delivery that failed its `attempts`th attempt at `now` is tried again: `base`,
+/// doubling per attempt, at most [`MAX_RETRY_DELAY`]; `None` once that would be more than
+/// [`RETRY_FOR`] after the event (give up).
+pub fn next_attempt(
+    created: Timestamp,
+    attempts: u32,
+    now: Timestamp,
+    base: Duration,
+) -> Option<Timestamp> {
+    let factor = 1u32 << attempts.saturating_sub(1).min(20);
+    let delay = base.saturating_mul(factor).min(MAX_RETRY_DELAY);
+    let next = now + chrono::TimeDelta::from_std(delay).ok()?;
+    let end = created + chrono::TimeDelta::from_std(RETRY_FOR).ok()?;
+    (next <= end).then_some(next)
+}
+
+/// Checks a webhook's URL and events as given: an absolute `http` or `https` URL with a host,
+/// without credentials or fragment, at most [`MAX_URL_BYTES`]; one or more known events without
+/// repeats. (Whether the host is private is checked on its addresses, by the server.)
+pub fn check_registration(url: &str, events: &[String]) -> Result<Vec<Event>> {
+    if url.len() > MAX_URL_BYTES {
+        return Err(Error::invalid(format!(
+            "url is longer than {MAX_URL_BYTES} bytes"
+        )));
+    }
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| Error::invalid("url must be an absolute http:// or https:// URL"))?;
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(Error::invalid(
+            "url must be an absolute http:// or https:// URL",
+        ));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.is_empty() {
+        return Err(Error::invalid("url has no host"));
+    }
+    if authority.contains('@') {
+        return Err(Error::invalid(
+            "url must not carry credentials: deliveries are signed instead (Inlet-Signature)",
+        ));
+    }
+    if url.contains('#') {
+        return Err(Error::invalid("url must not have a fragment"));
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::invalid(
+            "url must not hold spaces or control characters",
+        ));
+    }
+    if events.is_empty() {
+        return Err(Error::invalid(format!(
+            "events must name at least one of {}",
+            Event::ALL.map(Event::name).join(", ")
+        )));
+    }
+    let mut out = Vec::with_capacity(events.len());
+    for name in events {
+        let event = Event::parse(name)?;
+        if out.contains(&event) {
+            return Err(Error::invalid(format!("event \"{name}\" is listed twice")));
+        }
+        out.push(event);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_and_unknown_ones_are_named() {
+        for e in Event::ALL {
+            assert_eq!(Event::parse(e.name()).ok(), Some(e));
+            assert_eq!(
+                serde_json::to_value(e).ok(),
+                Some(serde_json::json!(e.name()))
+            );
+        }
+        let Err(Error::Invalid(m)) = Event::parse("sync.done") else {
+            panic!("unknown event accepted");
+        };
+        assert!(m.contains("sync.completed"), "{m}");
+    }
+
+    #[test]
+    fn retries_double_up_to_an_hour_and_stop_after_a_day() {
+        let t0 = crate::time::now();
+        let base = Duration::from_secs(30);
+        let at = |attempts, after_secs: i64| {
+            next_attempt(
+                t0,
+                attempts,
+                t0 + chrono::TimeDelta::seconds(after_secs),
+                base,
+            )
+            .map(|t| (t - t0).num_seconds() - after_secs)
+        };
+        assert_eq!(at(1, 0), Some(30));
+        assert_eq!(at(2, 30), Some(60));
+        assert_eq!(at(3, 90), Some(120));
+        assert_eq!(at(12, 10_000), Some(3600));
+        assert_eq!(at(40, 10_000), Some(3600));
+        assert_eq!(at(30, 24 * 3600 - 60), None);
+    }
+
+    #[test]
+    fn registrations_are_checked() {
+        let ev = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            check_registration("https://hooks.example.com/inlet?x=1", &ev(&["sync.failed"])).ok(),
+            Some(vec![Event::SyncFailed])
+        );
+        for (url, events, says) in [
+            ("ftp://x.example/", ev(&["sync.failed"]), "http"),
+            ("hooks.example.com/x", ev(&["sync.failed"]), "absolute"),
+            ("https:///x", ev(&["sync.failed"]), "no host"),
+            (
+                "https://u:p@x.example/",
+                ev(&["sync.failed"]),
+                "credentials",
+            ),
+            ("https://x.example/#f", ev(&["sync.failed"]), "fragment"),
+            ("https://x.example/a b", ev(&["sync.failed"]), "spaces"),
+            ("https://x.example/", ev(&[]), "at least one"),
+            (
+                "https://x.example/",
+                ev(&["sync.failed", "sync.failed"]),
+                "twice",
+            ),
+            ("https://x.example/", ev(&["nope"]), "unknown event"),
+        ] {
+            let Err(Error::Invalid(m)) = check_registration(url, &events) else {
+                panic!("{url} {events:?} accepted");
+            };
+            assert!(m.contains(says), "{url}: {m}");
+        }
+        let long = format!("https://x.example/{}", "a".repeat(MAX_URL_BYTES));
+        assert!(check_registration(&long, &ev(&["sync.failed"])).is_err());
+    }
+
+    #[test]
+    fn a_body_holds_id_event_date_and_data() {
+        let id = Uuid::from_u128(7);
+        let t = crate::time::now();
+        let body: serde_json::Value = serde_json::from_str(&delivery_body(
+            id,
+            Event::SourceCreated,
+            t,
+            &serde_json::json!({"id": "s"}),
+        ))
+        .unwrap_or_default();
+        assert_eq!(body["id"], id.to_string());
+        assert_eq!(body["event"], "source.created");
+        assert_eq!(body["createdDate"], crate::time::format(&t));
+        assert_eq!(body["data"]["id"], "s");
+    }
+}
