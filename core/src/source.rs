@@ -174,6 +174,10 @@ pub struct ObjectType {
     pub facets: Vec<Facet>,
     /// STRUCTURED only.
     pub templates: Option<Templates>,
+    /// This object type's mass-removal guard, in percent: overrides the operator's
+    /// `--complete-max-removal` ([`crate::sync::check_mass_removal`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_max_removal: Option<f64>,
 }
 
 impl ObjectType {
@@ -277,6 +281,8 @@ pub struct NewObjectType {
     pub facets: Vec<NewFacet>,
     /// STRUCTURED only.
     pub templates: Option<Templates>,
+    /// The object type's own mass-removal guard, in percent (0 to 100).
+    pub complete_max_removal: Option<f64>,
 }
 
 /// The whole create-source request, independent of its wire form.
@@ -487,6 +493,10 @@ impl Source {
 impl NewObjectType {
     fn build(self) -> Result<ObjectType> {
         let ot = &self.external_id;
+        let complete_max_removal = self
+            .complete_max_removal
+            .map(crate::sync::check_removal_share)
+            .transpose()?;
         require_nonempty(&self.name, "object type name")?;
         require_nonempty(ot, "object type externalId")?;
         let fields = match self.source_data_type {
@@ -565,6 +575,7 @@ impl NewObjectType {
             .map(|f| f.build(&tag_configs))
             .collect::<Result<_>>()?;
         Ok(ObjectType {
+            complete_max_removal,
             id: Uuid::new_v4(),
             name: self.name,
             external_id: self.external_id,
@@ -604,6 +615,7 @@ mod tests {
 
     fn record_type(ext: &str) -> NewObjectType {
         NewObjectType {
+            complete_max_removal: None,
             name: "Files".into(),
             external_id: ext.into(),
             source_data_type: SourceDataType::Record,
@@ -735,6 +747,7 @@ mod tests {
     #[test]
     fn structured_templates_must_name_declared_fields() {
         let structured = |template: &str| NewObjectType {
+            complete_max_removal: None,
             name: "Tickets".into(),
             external_id: "tickets".into(),
             source_data_type: SourceDataType::Structured,

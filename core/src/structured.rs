@@ -149,6 +149,7 @@ mod tests {
             data_type: DataType::Text,
         };
         ObjectType {
+            complete_max_removal: None,
             id: Uuid::new_v4(),
             name: "Tickets".into(),
             external_id: "tickets".into(),

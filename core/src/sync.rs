@@ -176,6 +176,17 @@ pub fn resolve(given: Option<i64>, open_sync: Option<i64>) -> Result<Option<i64>
     }
 }
 
+/// Checks a mass-removal share, in percent: a number from 0 to 100.
+pub fn check_removal_share(percent: f64) -> Result<f64> {
+    if (0.0..=100.0).contains(&percent) {
+        Ok(percent)
+    } else {
+        Err(Error::invalid(format!(
+            "completeMaxRemoval is a percentage from 0 to 100; got {percent}"
+        )))
+    }
+}
+
 /// The mass-removal guard: refuses a COMPLETE close that would remove more than `max_percent`
 /// of the object type's `live` records (`removing` of them), so a connector whose listing came
 /// back empty by mistake does not wipe the object type. `None` allows any removal.

@@ -172,6 +172,7 @@ mod tests {
             allow_multiple_values: multi,
         };
         ObjectType {
+            complete_max_removal: None,
             id: Uuid::new_v4(),
             name: "Files".into(),
             external_id: "files".into(),

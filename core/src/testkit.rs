@@ -69,6 +69,7 @@ pub fn test_source(workspace_id: WorkspaceId) -> Source {
         name: "Conformance".into(),
         track_status: true,
         object_types: vec![NewObjectType {
+            complete_max_removal: None,
             name: "Files".into(),
             external_id: "files".into(),
             source_data_type: SourceDataType::Record,
@@ -229,6 +230,7 @@ pub async fn sources_are_corrected_and_deleted(store: &dyn RecordStore) {
     );
 
     let notes = NewObjectType {
+        complete_max_removal: None,
         name: "Notes".into(),
         external_id: "notes".into(),
         source_data_type: SourceDataType::Record,
@@ -1623,6 +1625,7 @@ fn search_source_in(workspace_id: WorkspaceId) -> Source {
         name: "Search".into(),
         track_status: true,
         object_types: vec![NewObjectType {
+            complete_max_removal: None,
             name: "Docs".into(),
             external_id: "docs".into(),
             source_data_type: SourceDataType::Record,

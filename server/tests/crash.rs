@@ -62,6 +62,7 @@ async fn fixture(n: i64) -> Fixture {
         name: "Crash".into(),
         track_status: true,
         object_types: vec![NewObjectType {
+            complete_max_removal: None,
             name: "Docs".into(),
             external_id: "docs".into(),
             source_data_type: SourceDataType::Record,

@@ -452,3 +452,77 @@ async fn a_mass_removal_needs_to_be_allowed() {
     let live = ok_json(s.req(Method::GET, &listing(&p)).send().await.unwrap()).await;
     assert_eq!(live["objects"].as_array().unwrap().len(), 1);
 }
+
+/// An object type's own guard overrides the operator's: stricter, looser, and removed again.
+#[tokio::test]
+async fn an_object_type_overrides_the_guard() {
+    // On SQLite: the override is stored with the source.
+    let db = std::env::temp_dir().join(format!("inlet-guard-{}.db", uuid::Uuid::new_v4()));
+    let s = TestServer::start_on(
+        &format!("sqlite://{}?mode=rwc", db.display()),
+        inlet_server::Settings {
+            complete_max_removal: Some(90.0),
+            ..Default::default()
+        },
+    )
+    .await;
+    let p = s.record_source().await;
+    let patch = |body: Value| s.req(Method::PATCH, &p.object_type()).json(&body).send();
+    let ot = ok_json(patch(json!({"completeMaxRemoval": 10})).await.unwrap()).await;
+    assert_eq!(ot["completeMaxRemoval"], 10.0);
+    let source = ok_json(
+        s.req(Method::GET, &format!("/sources/{}", p.source_id))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(source["sourceObjectTypes"][0]["completeMaxRemoval"], 10.0);
+    for bad in [
+        json!({"completeMaxRemoval": 101}),
+        json!({"completeMaxRemoval": -1}),
+        json!({"completeMaxRemoval": "x"}),
+    ] {
+        expect_problem(patch(bad).await.unwrap(), 400).await;
+    }
+    let n = sync(&s, &p, "START_INITIAL", None).await;
+    for id in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"] {
+        upload(&s, &p, id, Some(n), "x").await;
+    }
+    sync(&s, &p, "COMPLETE", Some(n)).await;
+    // Two of ten go: 20%, within the operator's 90% but beyond the object type's 10%.
+    let n = sync(&s, &p, "START", None).await;
+    for id in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+        upload(&s, &p, id, Some(n), "y").await;
+    }
+    let close = || {
+        s.req(Method::PUT, &format!("{}/{n}", p.syncs()))
+            .json(&json!({"operation": "COMPLETE"}))
+            .send()
+    };
+    let detail = expect_problem(close().await.unwrap(), 409).await;
+    assert!(detail.contains("remove 2 of"), "{detail}");
+    // Removing the override brings back the operator's 90%.
+    let ot = ok_json(patch(json!({"completeMaxRemoval": null})).await.unwrap()).await;
+    assert!(ot.get("completeMaxRemoval").is_none(), "{ot}");
+    let closed = ok_json(close().await.unwrap()).await;
+    assert_eq!(closed["removed"], 2, "{closed}");
+    // An absent field keeps the setting; an unknown object type is 404.
+    ok_json(patch(json!({"completeMaxRemoval": 5})).await.unwrap()).await;
+    let ot = ok_json(patch(json!({})).await.unwrap()).await;
+    assert_eq!(ot["completeMaxRemoval"], 5.0);
+    let resp = s
+        .req(
+            Method::PATCH,
+            &format!(
+                "/sources/{}/objecttypes/{}",
+                p.source_id,
+                uuid::Uuid::new_v4()
+            ),
+        )
+        .json(&json!({"completeMaxRemoval": 5}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(resp, 404).await;
+}

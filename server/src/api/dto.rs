@@ -182,6 +182,11 @@ pub struct ObjectTypeInput {
     pub facets: Vec<FacetInput>,
     /// STRUCTURED only.
     pub templates: Option<Templates>,
+    /// This object type's mass-removal guard (an addition to the spec): the largest share, in
+    /// percent (0 to 100), of its live records a COMPLETE close may remove without
+    /// `allowMassRemoval`. Overrides the operator's `--complete-max-removal`; absent, that holds.
+    #[oai(validator(minimum(value = "0"), maximum(value = "100")))]
+    pub complete_max_removal: Option<f64>,
 }
 
 /// `config.specification.application`.
@@ -270,6 +275,7 @@ impl From<ObjectTypeInput> for core_source::NewObjectType {
                 external_url_template: t.external_url_template,
                 search_template: t.search_template,
             }),
+            complete_max_removal: o.complete_max_removal,
         }
     }
 }
@@ -296,6 +302,16 @@ impl From<FacetInput> for core_source::NewFacet {
             allow_multiple_values: f.allow_multiple_values,
         }
     }
+}
+
+/// A change to an object type's settings (`PATCH .../objecttypes/{objectTypeId}`).
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct PatchObjectType {
+    /// The object type's mass-removal guard in percent (0 to 100); `null` removes it, so the
+    /// operator's `--complete-max-removal` holds again; absent keeps it.
+    #[oai(validator(minimum(value = "0"), maximum(value = "100")))]
+    pub complete_max_removal: poem_openapi::types::MaybeUndefined<f64>,
 }
 
 /// A change to a source's own settings (`PATCH /sources/{sourceId}`); absent fields keep their
@@ -395,6 +411,9 @@ pub struct ObjectTypeOut {
     /// STRUCTURED templates.
     #[oai(skip_serializing_if_is_none)]
     pub templates: Option<Templates>,
+    /// This object type's mass-removal guard, in percent, when it has its own.
+    #[oai(skip_serializing_if_is_none)]
+    pub complete_max_removal: Option<f64>,
 }
 
 /// `config` of a stored source.
@@ -472,6 +491,7 @@ impl From<core_source::ObjectType> for ObjectTypeOut {
                 external_url_template: t.external_url_template,
                 search_template: t.search_template,
             }),
+            complete_max_removal: o.complete_max_removal,
         }
     }
 }

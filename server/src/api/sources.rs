@@ -6,14 +6,14 @@ use inlet_core::{
     time,
 };
 use poem::web::Data;
-use poem_openapi::{ApiResponse, OpenApi, param::Path, payload::Json};
+use poem_openapi::{ApiResponse, OpenApi, param::Path, payload::Json, types::MaybeUndefined};
 use uuid::Uuid;
 
 use super::{
     ApiTags,
     dto::{
-        CreateSource, FacetInput, FacetOut, ObjectTypeInput, ObjectTypeOut, PatchSource, SourceOut,
-        TagConfigInput, TagConfigOut,
+        CreateSource, FacetInput, FacetOut, ObjectTypeInput, ObjectTypeOut, PatchObjectType,
+        PatchSource, SourceOut, TagConfigInput, TagConfigOut,
     },
 };
 use crate::{auth::Auth, problem::ApiError, state::AppState};
@@ -192,6 +192,56 @@ impl SourcesApi {
             add_to_source(&state, &auth, source_id.0, move |s| s.add_object_type(new)).await?;
         let ot = object_type_of(&source, id)?.clone();
         Ok(ObjectTypeCreated::Created(Json(ot.into())))
+    }
+
+    /// Change an object type's settings: its own mass-removal guard (`completeMaxRemoval`,
+    /// percent; `null` falls back to the operator's `--complete-max-removal`).
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId",
+        method = "patch",
+        operation_id = "updateObjectType"
+    )]
+    async fn update_object_type(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+        body: Json<PatchObjectType>,
+    ) -> Result<Json<ObjectTypeOut>, ApiError> {
+        let principal = auth.writer()?;
+        let id = object_type_id.0;
+        let guard = body.0.complete_max_removal;
+        let source = state
+            .records
+            .update_source(
+                principal.workspace_id,
+                source_id.0,
+                Box::new(move |s| {
+                    let ot = s
+                        .object_types
+                        .iter_mut()
+                        .find(|o| o.id == id)
+                        .ok_or_else(|| {
+                            inlet_core::Error::not_found(format!(
+                                "object type {id} not found in source {}",
+                                s.id
+                            ))
+                        })?;
+                    match guard {
+                        MaybeUndefined::Value(p) => {
+                            ot.complete_max_removal =
+                                Some(inlet_core::sync::check_removal_share(p)?);
+                        }
+                        MaybeUndefined::Null => ot.complete_max_removal = None,
+                        MaybeUndefined::Undefined => {}
+                    }
+                    Ok(())
+                }),
+            )
+            .await?;
+        let ot = object_type_of(&source, id)?.clone();
+        Ok(Json(ot.into()))
     }
 
     /// Add a tag config to an object type; uploads may carry the tag from then on.

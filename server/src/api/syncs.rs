@@ -73,7 +73,9 @@ impl SyncsApi {
         let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
         let guard = match body.0.allow_mass_removal {
             Some(true) => None,
-            _ => state.settings.complete_max_removal,
+            _ => ot
+                .complete_max_removal
+                .or(state.settings.complete_max_removal),
         };
         let run = state
             .records

@@ -161,6 +161,10 @@ def walk(base):
     record("updateSource", api.patch(u(f"/sources/{s}"), json=body), body, {"sourceId": s})
     body = {"name": "Notes", "externalId": "notes", "sourceDataType": "RECORD"}
     record("addObjectType", api.post(u(f"/sources/{s}/objecttypes"), json=body), body, {"sourceId": s})
+    notes = api.get(u(f"/sources/{s}")).json()["sourceObjectTypes"][-1]["id"]
+    body = {"completeMaxRemoval": 20}
+    record("updateObjectType", api.patch(u(f"/sources/{s}/objecttypes/{notes}"), json=body), body,
+           {"sourceId": s, "objectTypeId": notes})
     body = {"type": "SIMPLE", "name": "Language", "externalId": "lang", "dataType": "TEXT"}
     record("addTagConfig", api.post(u(f"/sources/{s}/objecttypes/{f}/tagconfigs"), json=body), body,
            {"sourceId": s, "objectTypeId": f})

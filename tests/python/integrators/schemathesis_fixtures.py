@@ -103,6 +103,7 @@ def main():
         "updateSource": {"path.sourceId": s},
         "deleteSource": {"path.sourceId": disposable_source},
         "addObjectType": {"path.sourceId": s},
+        "updateObjectType": {"path.sourceId": s, "path.objectTypeId": t},
         "addTagConfig": {"path.sourceId": s, "path.objectTypeId": f},
         "addFacet": {"path.sourceId": s, "path.objectTypeId": f},
         "openSync": {"path.sourceId": s, "path.objectTypeId": r},
