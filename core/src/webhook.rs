@@ -161,6 +161,18 @@ pub struct Attempt {
     pub error: Option<String>,
 }
 
+impl Attempt {
+    /// Where a delivery stands after this attempt, and when it is tried next: delivered, to be
+    /// tried again at `next`, or given up when a failure has no `next`.
+    pub fn outcome(&self, next: Option<Timestamp>) -> (DeliveryState, Option<Timestamp>) {
+        match (&self.error, next) {
+            (None, _) => (DeliveryState::Delivered, None),
+            (Some(_), Some(at)) => (DeliveryState::Pending, Some(at)),
+            (Some(_), None) => (DeliveryState::Failed, None),
+        }
+    }
+}
+
 /// Stores webhooks and their delivery queue.
 #[async_trait]
 pub trait WebhookStore: Send + Sync {

@@ -142,6 +142,23 @@ impl TestServer {
         let source = self.create_source(record_source("files")).await;
         SourcePaths::of(&source, 0)
     }
+
+    /// Opens a sync (`close` absent: `op` is START_INITIAL or START) or closes sync `close`
+    /// with `op`, asserting success; answers the sync number.
+    pub async fn sync(&self, p: &SourcePaths, op: &str, close: Option<i64>) -> i64 {
+        let resp = match close {
+            None => self.req(reqwest::Method::POST, &p.syncs()),
+            Some(n) => self.req(reqwest::Method::PUT, &format!("{}/{n}", p.syncs())),
+        }
+        .json(&serde_json::json!({ "operation": op }))
+        .send()
+        .await
+        .expect("send");
+        assert!(resp.status().is_success(), "{op}: {}", resp.status());
+        resp.json::<Value>().await.expect("json")["syncNumber"]
+            .as_i64()
+            .expect("syncNumber")
+    }
 }
 
 /// Ids of one object type of a created source, and the paths built from them.

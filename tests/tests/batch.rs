@@ -44,21 +44,6 @@ async fn upload(s: &TestServer, p: &SourcePaths, id: &str, sync: Option<i64>, ch
     assert!(resp.status().is_success(), "{}", resp.text().await.unwrap());
 }
 
-async fn sync(s: &TestServer, p: &SourcePaths, op: &str, close: Option<i64>) -> i64 {
-    let resp = match close {
-        None => s.req(Method::POST, &p.syncs()),
-        Some(n) => s.req(Method::PUT, &format!("{}/{n}", p.syncs())),
-    }
-    .json(&json!({ "operation": op }))
-    .send()
-    .await
-    .unwrap();
-    assert!(resp.status().is_success());
-    resp.json::<Value>().await.unwrap()["syncNumber"]
-        .as_i64()
-        .unwrap()
-}
-
 /// `(externalId, status)` of every item, in order.
 fn statuses(answer: &Value) -> Vec<(String, u64)> {
     answer["items"]
@@ -80,11 +65,11 @@ fn pairs(list: &[(&str, u64)]) -> Vec<(String, u64)> {
 
 async fn each_item_answers_as_its_single_call(s: TestServer) {
     let p = s.record_source().await;
-    let n = sync(&s, &p, "START_INITIAL", None).await;
+    let n = s.sync(&p, "START_INITIAL", None).await;
     for id in ["a", "b", "c"] {
         upload(&s, &p, id, Some(n), &format!("sum-{id}")).await;
     }
-    sync(&s, &p, "COMPLETE", Some(n)).await;
+    s.sync(&p, "COMPLETE", Some(n)).await;
 
     // Metadata: records in the shape getMetadata answers; problems for the rest.
     let meta = ok_json(
@@ -127,7 +112,7 @@ async fn each_item_answers_as_its_single_call(s: TestServer) {
     );
 
     // Touch: 204 / 412 / 404 / 400 per item; only the passing ones join the sync.
-    let n = sync(&s, &p, "START", None).await;
+    let n = s.sync(&p, "START", None).await;
     let touched = ok_json(
         post(
             &s,
@@ -166,7 +151,7 @@ async fn each_item_answers_as_its_single_call(s: TestServer) {
     .await;
     let detail = expect_problem(resp, 409).await;
     assert!(detail.contains("not the open sync"), "{detail}");
-    let closed = sync(&s, &p, "COMPLETE", Some(n)).await;
+    let closed = s.sync(&p, "COMPLETE", Some(n)).await;
     assert_eq!(closed, n);
     let b = s
         .req(Method::GET, &format!("{}/metadata", p.object("b")))
@@ -411,13 +396,13 @@ async fn a_mass_removal_needs_to_be_allowed() {
     })
     .await;
     let p = s.record_source().await;
-    let n = sync(&s, &p, "START_INITIAL", None).await;
+    let n = s.sync(&p, "START_INITIAL", None).await;
     for id in ["a", "b", "c", "d"] {
         upload(&s, &p, id, Some(n), "x").await;
     }
-    sync(&s, &p, "COMPLETE", Some(n)).await;
+    s.sync(&p, "COMPLETE", Some(n)).await;
     // A listing that came back nearly empty: only one file uploaded again.
-    let n = sync(&s, &p, "START", None).await;
+    let n = s.sync(&p, "START", None).await;
     upload(&s, &p, "a", Some(n), "y").await;
     let close = |body: Value| {
         s.req(Method::PUT, &format!("{}/{n}", p.syncs()))
@@ -485,13 +470,13 @@ async fn an_object_type_overrides_the_guard() {
     ] {
         expect_problem(patch(bad).await.unwrap(), 400).await;
     }
-    let n = sync(&s, &p, "START_INITIAL", None).await;
+    let n = s.sync(&p, "START_INITIAL", None).await;
     for id in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"] {
         upload(&s, &p, id, Some(n), "x").await;
     }
-    sync(&s, &p, "COMPLETE", Some(n)).await;
+    s.sync(&p, "COMPLETE", Some(n)).await;
     // Two of ten go: 20%, within the operator's 90% but beyond the object type's 10%.
-    let n = sync(&s, &p, "START", None).await;
+    let n = s.sync(&p, "START", None).await;
     for id in ["a", "b", "c", "d", "e", "f", "g", "h"] {
         upload(&s, &p, id, Some(n), "y").await;
     }

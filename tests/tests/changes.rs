@@ -79,30 +79,15 @@ fn label(c: &Value) -> String {
     }
 }
 
-async fn sync(s: &TestServer, p: &SourcePaths, op: &str, close: Option<i64>) -> i64 {
-    let resp = match close {
-        None => s.req(Method::POST, &p.syncs()),
-        Some(n) => s.req(Method::PUT, &format!("{}/{n}", p.syncs())),
-    }
-    .json(&json!({ "operation": op }))
-    .send()
-    .await
-    .unwrap();
-    assert!(resp.status().is_success());
-    resp.json::<Value>().await.unwrap()["syncNumber"]
-        .as_i64()
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_feed_opens_with_a_snapshot_then_follows_every_write() {
     let s = TestServer::start_sqlite().await;
     let p = s.record_source().await;
-    let n = sync(&s, &p, "START_INITIAL", None).await;
+    let n = s.sync(&p, "START_INITIAL", None).await;
     for id in ["a", "b x", "c"] {
         upload(&s, &p, id, &format!("text of {id}")).await;
     }
-    sync(&s, &p, "COMPLETE", Some(n)).await;
+    s.sync(&p, "COMPLETE", Some(n)).await;
 
     let (opening, end) = walk(&s, None, 2).await;
     let mut labels: Vec<String> = opening.iter().map(label).collect();
@@ -131,7 +116,7 @@ async fn the_feed_opens_with_a_snapshot_then_follows_every_write() {
     upload(&s, &p, "a", "a again").await;
     assert_eq!(delete(&s, &p, "c").await, 204);
     upload(&s, &p, "d", "text of d").await;
-    let n = sync(&s, &p, "START", None).await;
+    let n = s.sync(&p, "START", None).await;
     let resp = s
         .req(Method::PUT, &p.object("a"))
         .query(&[("syncNumber", n.to_string())])
@@ -139,7 +124,7 @@ async fn the_feed_opens_with_a_snapshot_then_follows_every_write() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 204);
-    sync(&s, &p, "COMPLETE", Some(n)).await;
+    s.sync(&p, "COMPLETE", Some(n)).await;
     let (later, end) = walk(&s, Some(end), 1).await;
     let labels: Vec<String> = later.iter().map(label).collect();
     assert_eq!(labels[..2], ["UPSERT a v2", "REMOVE c"], "{labels:?}");

@@ -1194,11 +1194,7 @@ impl WebhookStore for MemoryStore {
             d.last_attempt = Some(attempt.at);
             d.last_status = attempt.status;
             d.last_error = attempt.error.clone();
-            (d.state, d.next_attempt) = match (&attempt.error, next) {
-                (None, _) => (DeliveryState::Delivered, None),
-                (Some(_), Some(t)) => (DeliveryState::Pending, Some(t)),
-                (Some(_), None) => (DeliveryState::Failed, None),
-            };
+            (d.state, d.next_attempt) = attempt.outcome(next);
         }
         Ok(())
     }

@@ -26,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0011RateLimitExpiry),
             Box::new(M0012ChangeFeed),
             Box::new(M0013Webhooks),
+            Box::new(M0014HotTouches),
         ]
     }
 }
@@ -659,6 +660,34 @@ impl MigrationTrait for M0013Webhooks {
         let db = manager.get_connection();
         for sql in M0013_UP {
             db.execute_unprepared(sql).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Touches stop moving index entries: `records_live_by_sync` indexed the column every touch
+/// writes, so each touch of a sync rewrote an index entry (and on PostgreSQL could never be a
+/// HOT update, leaving a dead row version in every index per touch). Closes count and expand
+/// their removals by scanning the object type's rows instead, once per close. On PostgreSQL the
+/// table also keeps free room in each page (fillfactor 70) so a touch's new row version can stay
+/// on its page.
+struct M0014HotTouches;
+
+impl sea_orm_migration::MigrationName for M0014HotTouches {
+    fn name(&self) -> &str {
+        "m0014_hot_touches"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0014HotTouches {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        db.execute_unprepared("DROP INDEX IF EXISTS records_live_by_sync")
+            .await?;
+        if db.get_database_backend() == sea_orm::DbBackend::Postgres {
+            db.execute_unprepared("ALTER TABLE records SET (fillfactor = 70)")
+                .await?;
         }
         Ok(())
     }

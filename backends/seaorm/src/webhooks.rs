@@ -248,16 +248,8 @@ impl WebhookStore for SeaOrmStore {
         attempt: &Attempt,
         next: Option<Timestamp>,
     ) -> Result<()> {
-        let state = match (&attempt.error, next) {
-            (None, _) => DeliveryState::Delivered,
-            (Some(_), Some(_)) => DeliveryState::Pending,
-            (Some(_), None) => DeliveryState::Failed,
-        };
-        let next = if state == DeliveryState::Pending {
-            next.map(|t| ms(&t))
-        } else {
-            None
-        };
+        let (state, next) = attempt.outcome(next);
+        let next = next.map(|t| ms(&t));
         let _w = self.write_guard().await;
         exec(
             &self.db,
