@@ -143,6 +143,27 @@ impl TestServer {
         SourcePaths::of(&source, 0)
     }
 
+    /// Creates a user (an ADMIN when `admin`) in workspace `workspace` (made when missing);
+    /// answers their e-mail and API token.
+    pub async fn user(
+        &self,
+        email: &str,
+        workspace: &str,
+        admin: bool,
+    ) -> inlet_server::auth::NewCredentials {
+        inlet_server::auth::create_user(
+            self.state.tokens.as_ref(),
+            inlet_server::auth::NewUserOptions {
+                email: email.into(),
+                workspace: workspace.into(),
+                admin,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("create user")
+    }
+
     /// Opens a sync (`close` absent: `op` is START_INITIAL or START) or closes sync `close`
     /// with `op`, asserting success; answers the sync number.
     pub async fn sync(&self, p: &SourcePaths, op: &str, close: Option<i64>) -> i64 {

@@ -2,7 +2,6 @@
 //! mass-removal guard, over HTTP against a real server: per-item answers in order, the limits,
 //! the whole-batch sync rules, workspace isolation and read-only credentials.
 
-use inlet_server::auth::{self, NewUserOptions};
 use inlet_tests::{
     SourcePaths, TestServer, expect_problem, file_form,
     oauth::{Browser, REDIRECT_URI, auth_params, create_client},
@@ -298,16 +297,7 @@ async fn other_workspaces_and_read_only_credentials() {
     let p = s.record_source().await;
     upload(&s, &p, "a", None, "x").await;
 
-    let other = auth::create_user(
-        s.state.tokens.as_ref(),
-        NewUserOptions {
-            email: "x@other.test".into(),
-            workspace: "other".into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let other = s.user("x@other.test", "other", false).await;
     for (method, path, body) in [
         (
             Method::POST,

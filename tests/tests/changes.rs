@@ -8,10 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use inlet_server::{
-    auth::{self, NewUserOptions},
-    config::Settings,
-};
+use inlet_server::config::Settings;
 use inlet_tests::{SourcePaths, TestServer, expect_problem, file_form, postgres};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -174,16 +171,7 @@ async fn bad_reads_are_named_and_other_workspaces_see_nothing() {
         let detail = expect_problem(resp, 400).await;
         assert!(detail.contains(says), "{name}={value}: {detail}");
     }
-    let other = auth::create_user(
-        s.state.tokens.as_ref(),
-        NewUserOptions {
-            email: "x@other.test".into(),
-            workspace: "other".into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let other = s.user("x@other.test", "other", false).await;
     let theirs: Value = s
         .client
         .get(s.url("/changes"))

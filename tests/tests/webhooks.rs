@@ -6,7 +6,6 @@
 use std::time::{Duration, Instant};
 
 use inlet_core::webhook::{Event, MAX_WEBHOOKS, Webhook};
-use inlet_server::auth::{self, NewUserOptions};
 use inlet_tests::{TestServer, expect_problem, record_source};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -74,16 +73,7 @@ async fn registration_rules() {
     }
 
     // Members may not manage webhooks; other workspaces do not see them.
-    let member = auth::create_user(
-        s.state.tokens.as_ref(),
-        NewUserOptions {
-            email: "member@example.test".into(),
-            workspace: "default".into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let member = s.user("member@example.test", "default", false).await;
     let resp = s
         .client
         .get(s.url("/webhooks"))
@@ -92,17 +82,7 @@ async fn registration_rules() {
         .await
         .unwrap();
     assert!(expect_problem(resp, 403).await.contains("ADMIN"));
-    let stranger = auth::create_user(
-        s.state.tokens.as_ref(),
-        NewUserOptions {
-            email: "admin@other.test".into(),
-            admin: true,
-            workspace: "other".into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let stranger = s.user("admin@other.test", "other", true).await;
     let as_stranger = |m: Method, path: String| {
         s.client
             .request(m, s.url(&path))
