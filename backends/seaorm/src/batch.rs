@@ -13,15 +13,14 @@ use sea_orm::{TransactionTrait, Value};
 
 use crate::{
     SeaOrmStore, all, db_error, exec, get,
-    records::{counter_shard, millis, record_from_row},
+    records::{counter_shard, millis, record_columns, record_from_row},
 };
 
 /// [`crate::records::RECORD_COLUMNS`] without the content (metadata only).
-const METADATA_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
-    r.title, r.file_name, r.url, '' AS content, r.tags, r.external_checksum, r.created_date, \
-    r.modified_date, r.modified_by, r.sync_number, \
-    (r.removed OR r.sync_number < o.complete_floor) AS removed, r.extraction, o.name AS ot_name, \
-    o.current_sync AS ot_current_sync";
+const METADATA_COLUMNS: &str = record_columns!(
+    content: "'' AS content",
+    removed: "(r.removed OR r.sync_number < o.complete_floor) AS removed"
+);
 
 /// `$first, $first+1, …` for `n` values.
 fn placeholders(first: usize, n: usize) -> String {

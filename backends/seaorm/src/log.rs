@@ -24,15 +24,12 @@ use uuid::Uuid;
 
 use crate::{
     SeaOrmStore, all, db_error, exec, get, one,
-    records::{RECORD_COLUMNS, millis, record_from_row, uuid},
+    records::{RECORD_COLUMNS, millis, record_columns, record_from_row, uuid},
 };
 
 /// [`RECORD_COLUMNS`] with `removed` as the record's own write left it (a tombstone), not
 /// whether a later close removed it: the change feed gives that close's REMOVE at the close.
-const WRITTEN_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
-    r.title, r.file_name, r.url, r.content, r.tags, r.external_checksum, r.created_date, \
-    r.modified_date, r.modified_by, r.sync_number, r.removed, r.extraction, o.name AS ot_name, \
-    o.current_sync AS ot_current_sync";
+const WRITTEN_COLUMNS: &str = record_columns!(content: "r.content", removed: "r.removed");
 
 fn position(p: i64) -> Position {
     u64::try_from(p).unwrap_or(0)

@@ -79,10 +79,28 @@ pub(crate) fn counter_shard(external_id: &str) -> i64 {
     (h.finish() % COUNTER_SHARDS) as i64
 }
 
-pub(crate) const RECORD_COLUMNS: &str = "r.id, r.external_id, r.source_id, r.object_type_id, r.version, \
-    r.title, r.file_name, r.url, r.content, r.tags, r.external_checksum, r.created_date, r.modified_date, \
-    r.modified_by, r.sync_number, (r.removed OR r.sync_number < o.complete_floor) AS removed, \
-    r.extraction, o.name AS ot_name, o.current_sync AS ot_current_sync";
+/// The columns [`record_from_row`] reads (over `records r JOIN object_types o`), with the
+/// expressions given for `content` and `removed`.
+macro_rules! record_columns {
+    (content: $content:literal, removed: $removed:literal) => {
+        concat!(
+            "r.id, r.external_id, r.source_id, r.object_type_id, r.version, r.title, ",
+            "r.file_name, r.url, ",
+            $content,
+            ", r.tags, r.external_checksum, r.created_date, r.modified_date, r.modified_by, ",
+            "r.sync_number, ",
+            $removed,
+            ", r.extraction, o.name AS ot_name, o.current_sync AS ot_current_sync"
+        )
+    };
+}
+pub(crate) use record_columns;
+
+/// A record with its content; `removed` also when a COMPLETE close removed it.
+pub(crate) const RECORD_COLUMNS: &str = record_columns!(
+    content: "r.content",
+    removed: "(r.removed OR r.sync_number < o.complete_floor) AS removed"
+);
 
 pub(crate) fn record_from_row(row: &QueryResult) -> Result<Record> {
     let tags: String = get(row, "tags")?;
