@@ -109,6 +109,13 @@ def _add_object_type(case):
         case.body["externalId"] = f"st-{uuid.uuid4()}"
 
 
+def _add_tag_config(case):
+    if isinstance(case.body, dict):
+        # Unique within the object type: a repeat is a (documented) 409, and once the first
+        # generated externalId is taken every later positive case would repeat it.
+        case.body["externalId"] = f"st-{uuid.uuid4()}"
+
+
 def _add_facet(case):
     if isinstance(case.body, dict):
         # The fixture object type's SIMPLE TEXT tag (schemathesis_fixtures.py).
@@ -263,6 +270,7 @@ REPAIRS = {
     "search": _search,
     "createSource": _create_source,
     "addObjectType": _add_object_type,
+    "addTagConfig": _add_tag_config,
     "addFacet": _add_facet,
     "pushContent": _push_content,
     "token": _token,
