@@ -18,10 +18,10 @@
 use uuid::Uuid;
 
 use crate::{
-    Error, Result,
+    Error, RecordStore, Result,
     index::{Change, LogScope, Position, Removed},
     ingest::page_limit,
-    record::{Record, RecordStore},
+    record::Record,
 };
 
 /// Where a walk of the feed stands; its text form is the opaque `cursor` of the API.

@@ -17,110 +17,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use uuid::Uuid;
 
+pub use crate::store::log::{Change, LogPage, LogScope, Position, Removed};
 use crate::{
     Error, Result, WorkspaceId,
-    record::{Record, RecordStore},
+    record::Record,
     search::{TagFilter, TagRow},
     source::Source,
+    store::RecordStore,
 };
-
-/// A place in a store's write log: positions grow in commit order; 0 is before every write.
-pub type Position = u64;
-
-/// One entry of a record store's write log.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Change {
-    /// A record was written or deleted; `record` is its state now (a tombstone when removed).
-    Record {
-        /// The entry's position.
-        position: Position,
-        /// The record's workspace.
-        workspace_id: WorkspaceId,
-        /// The record now.
-        record: Box<Record>,
-    },
-    /// A COMPLETE close removed the object type's live records whose sync number was in
-    /// `from_sync..to_sync` (a record uploaded again since has a later sync number, and a later
-    /// entry of its own).
-    Closed {
-        /// The entry's position.
-        position: Position,
-        /// The object type closed.
-        object_type_id: Uuid,
-        /// The floor before the close.
-        from_sync: i64,
-        /// The floor the close set: records below it are removed.
-        to_sync: i64,
-    },
-    /// A source was deleted with all its records.
-    SourceDeleted {
-        /// The entry's position.
-        position: Position,
-        /// The source's workspace (`None` on entries logged before the change feed existed).
-        workspace_id: Option<WorkspaceId>,
-        /// The source.
-        source_id: Uuid,
-    },
-}
-
-/// Which part of the write log a reader wants: one workspace, optionally one source of it
-/// ([`RecordStore::log_after_in`]).
-///
-/// [`RecordStore::log_after_in`]: crate::record::RecordStore::log_after_in
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogScope {
-    /// The reader's workspace.
-    pub workspace_id: WorkspaceId,
-    /// Only this source's records.
-    pub source_id: Option<Uuid>,
-}
-
-impl LogScope {
-    /// Whether a record of `source_id` in `workspace_id` is in scope.
-    pub fn holds(&self, workspace_id: WorkspaceId, source_id: Uuid) -> bool {
-        self.workspace_id == workspace_id && self.source_id.is_none_or(|s| s == source_id)
-    }
-}
-
-/// A record a COMPLETE close removed ([`RecordStore::closed_records`]).
-///
-/// [`RecordStore::closed_records`]: crate::record::RecordStore::closed_records
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Removed {
-    /// The record's id.
-    pub id: Uuid,
-    /// Its source.
-    pub source_id: Uuid,
-    /// Its object type.
-    pub object_type_id: Uuid,
-    /// The caller's id of the record.
-    pub external_id: String,
-    /// The sync it was last uploaded or touched in.
-    pub sync_number: i64,
-}
-
-/// A page of the write log ([`RecordStore::log_after`]).
-///
-/// [`RecordStore::log_after`]: crate::record::RecordStore::log_after
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct LogPage {
-    /// Entries in position order.
-    pub changes: Vec<Change>,
-    /// Everything up to this position is in `changes` or was superseded by a later entry: the
-    /// next page starts after it.
-    pub upto: Position,
-}
-
-impl Change {
-    /// The entry's position.
-    pub fn position(&self) -> Position {
-        match self {
-            Change::Record { position, .. }
-            | Change::Closed { position, .. }
-            | Change::SourceDeleted { position, .. } => *position,
-        }
-    }
-}
 
 /// A record as the index keeps it: what search filters, ranks and shows.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,11 +13,7 @@
 //! Lone surrogates and invalid UTF-8 cannot reach a Rust `String`: where bytes are decoded (path,
 //! query, headers, JSON, multipart names) they are refused with the field named.
 
-use crate::{
-    Error, Result,
-    record::RecordWrite,
-    tag::{TagValue, Tags},
-};
+use crate::{Error, Result};
 
 /// How a string is used, which decides what it may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,35 +192,6 @@ pub fn is_web_url(value: &str) -> bool {
     let starts =
         |scheme: &[u8]| v.len() > scheme.len() && v[..scheme.len()].eq_ignore_ascii_case(scheme);
     starts(b"http://") || starts(b"https://")
-}
-
-/// Checks a record's tags: text values are lines of at most [`MAX_ID_BYTES`].
-pub fn check_tags(tags: &Tags) -> Result<()> {
-    for (tag, values) in tags {
-        check_line("a tag externalId", tag, MAX_ID_BYTES)?;
-        for value in values {
-            if let TagValue::Text(v) = value {
-                check_line(&format!("the value of tag '{tag}'"), v, MAX_ID_BYTES)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Checks everything a record write stores; every store calls it, so no backend stores what
-/// another would refuse.
-pub fn check_record_write(write: &RecordWrite) -> Result<()> {
-    check_external_id(&write.key.external_id)?;
-    if let Some(c) = &write.external_checksum {
-        check_checksum("externalChecksum", c)?;
-    }
-    if let Some(url) = &write.url {
-        check_url("the record's url", url)?;
-    }
-    check("the record's title", &write.title, Class::Text)?;
-    check("the record's content", &write.content, Class::Text)?;
-    check("modifiedBy", &write.modified_by, Class::Line)?;
-    check_tags(&write.tags)
 }
 
 #[cfg(test)]

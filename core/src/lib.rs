@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod backend;
 pub mod changes;
 pub mod error;
 pub mod extract;
@@ -11,6 +12,7 @@ pub mod oauth;
 pub mod record;
 pub mod search;
 pub mod source;
+pub mod store;
 pub mod structured;
 pub mod sync;
 pub mod tag;
@@ -25,8 +27,7 @@ pub mod testkit;
 
 pub use error::{Error, Result};
 pub use extract::{Extractor, ExtractorInfo};
-pub use record::RecordStore;
-pub use token::TokenStore;
+pub use store::{RecordStore, TokenStore};
 
 /// Identifier of a workspace (an organization); every stored object belongs to exactly one.
 pub type WorkspaceId = uuid::Uuid;

@@ -1,15 +1,11 @@
-//! Records, their metadata, the upload/touch decisions and the [`RecordStore`] trait.
+//! Records, their metadata and the upload/touch decisions (stored through
+//! [`crate::store::Records`]).
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{
-    Error, Result, WorkspaceId,
-    source::Source,
-    sync::{CloseOperation, OpenOperation, SyncEvent, SyncRun},
-    tag::Tags,
-    time::Timestamp,
+    Error, Result, WorkspaceId, source::Source, sync::SyncEvent, tag::Tags, time::Timestamp,
 };
 
 /// Addresses one object type of one source in one workspace.
@@ -262,224 +258,28 @@ pub fn source_deletable(source: &Source, open_syncs: &[(Uuid, i64)]) -> Result<(
     }
 }
 
-/// Storage of sources, sync runs and records. Every method is atomic; implementations run the
-/// decisions of [`crate::sync`] and this module inside their own transaction or lock.
-#[async_trait]
-pub trait RecordStore: Send + Sync + 'static {
-    /// Checks the store can serve requests: one round trip to its database (`/readyz`). A store
-    /// without a remote part is always ready.
-    async fn ping(&self) -> Result<()> {
-        Ok(())
+/// Checks everything a record write stores; every store calls it, so no backend stores what
+/// another would refuse.
+pub fn check_write(write: &RecordWrite) -> Result<()> {
+    crate::input::check_external_id(&write.key.external_id)?;
+    if let Some(c) = &write.external_checksum {
+        crate::input::check_checksum("externalChecksum", c)?;
     }
-    /// Stores a new source (ids already assigned by [`crate::source::NewSource::build`]). A
-    /// source of the same workspace with the same externalId is [`Error::Conflict`], its detail
-    /// from [`duplicate_source`].
-    async fn create_source(&self, source: &Source) -> Result<()>;
-    /// Applies `edit` to the stored source atomically (no concurrent edit is lost) and stores
-    /// the result; object types it adds can be written at once. Returns the source as stored.
-    async fn update_source(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        edit: SourceEdit,
-    ) -> Result<Source>;
-    /// Deletes a source with its object types, records, sync runs and folders.
-    /// [`Error::Conflict`] while a sync of one of its object types is open.
-    async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()>;
-    /// The workspace's sources, oldest first.
-    async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>>;
-    /// One source; another workspace's source is [`Error::NotFound`].
-    async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source>;
-
-    /// Opens a sync per [`crate::sync::open`].
-    async fn open_sync(&self, scope: Scope, op: OpenOperation) -> Result<SyncRun>;
-    /// Closes the open sync `sync_number` per [`crate::sync::close`]; COMPLETE removes every live
-    /// record of the object type that did not join it, in the same atomic step.
-    async fn close_sync(
-        &self,
-        scope: Scope,
-        sync_number: i64,
-        op: CloseOperation,
-    ) -> Result<SyncRun> {
-        self.close_sync_guarded(scope, sync_number, op, None).await
+    if let Some(url) = &write.url {
+        crate::input::check_url("the record's url", url)?;
     }
-    /// [`RecordStore::close_sync`] under the mass-removal guard: a COMPLETE close that would
-    /// remove more than `max_removal_percent` of the live records is refused by
-    /// [`crate::sync::check_mass_removal`] (counted in the close's own transaction) and the sync
-    /// stays open.
-    async fn close_sync_guarded(
-        &self,
-        scope: Scope,
-        sync_number: i64,
-        op: CloseOperation,
-        max_removal_percent: Option<f64>,
-    ) -> Result<SyncRun>;
-    /// One sync run.
-    async fn get_sync(&self, scope: Scope, sync_number: i64) -> Result<SyncRun>;
-    /// All sync runs of the object type, newest first.
-    async fn list_syncs(&self, scope: Scope) -> Result<Vec<SyncRun>>;
-
-    /// Stores an upload: creates, replaces or revives the record, assigning the next version
-    /// atomically. A given `sync_number` must be the open sync ([`Error::Conflict`] otherwise).
-    async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome>;
-    /// Marks a live record as part of the sync per [`check_touch`]; nothing else changes.
-    async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record>;
-    /// One record, tombstones included.
-    async fn get_record(&self, key: &RecordKey) -> Result<Record>;
-    /// Makes a live record a tombstone, as a sync removal does.
-    async fn delete_record(&self, key: &RecordKey) -> Result<()>;
-    /// The records of one object type with these externalIds, tombstones included, without
-    /// their content (empty); an externalId without a record is left out. The default reads
-    /// them one by one: a database store answers with one query.
-    async fn get_records(&self, scope: Scope, external_ids: &[String]) -> Result<Vec<Record>> {
-        let mut found = Vec::with_capacity(external_ids.len());
-        for external_id in external_ids {
-            let key = RecordKey {
-                scope,
-                external_id: external_id.clone(),
-            };
-            match self.get_record(&key).await {
-                Ok(mut r) => {
-                    r.content.clear();
-                    found.push(r);
-                }
-                Err(Error::NotFound(_)) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(found)
-    }
-    /// Touches several records of one object type, as [`RecordStore::touch_record`] does each
-    /// (counted as touches): the sync rules apply to the whole batch (an error of the call),
-    /// [`check_touch`] to each item (its own result, in the order given). A store applies the
-    /// batch in one transaction; the default touches one by one (not atomic as a whole).
-    async fn touch_records(
-        &self,
-        scope: Scope,
-        sync_number: Option<i64>,
-        items: &[TouchItem],
-    ) -> Result<Vec<Result<()>>> {
-        let mut results = Vec::with_capacity(items.len());
-        for item in items {
-            let key = RecordKey {
-                scope,
-                external_id: item.external_id.clone(),
-            };
-            let touch = Touch {
-                sync_number,
-                if_match: item.if_match.clone(),
-                event: SyncEvent::Touched,
-            };
-            results.push(match self.touch_record(&key, touch).await {
-                Ok(_) => Ok(()),
-                Err(e @ (Error::NotFound(_) | Error::PreconditionFailed(_))) => Err(e),
-                Err(e) => return Err(e),
-            });
-        }
-        Ok(results)
-    }
-    /// A page of an object type's records in externalId byte order, without their content
-    /// (empty).
-    async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>>;
-
-    /// The write log's last position: every change at or below it has committed
-    /// ([`crate::index`]).
-    async fn log_head(&self) -> Result<crate::index::Position>;
-    /// The write log after `after`, in position order, at most `limit` entries; a record
-    /// appears once, with its state now. [`crate::index::LogPage::upto`] says how far the page
-    /// reaches: the next call continues after it.
-    async fn log_after(
-        &self,
-        after: crate::index::Position,
-        limit: usize,
-    ) -> Result<crate::index::LogPage>;
-    /// The write log after `after` as [`RecordStore::log_after`] reads it, holding only the
-    /// entries of `scope` (the change feed's read, [`crate::changes`]); `upto` still reaches
-    /// past entries of other workspaces, so a reader moves on without seeing them.
-    async fn log_after_in(
-        &self,
-        scope: &crate::index::LogScope,
-        after: crate::index::Position,
-        limit: usize,
-    ) -> Result<crate::index::LogPage>;
-    /// The records of an object type that are not tombstones and whose sync number is in
-    /// `from_sync..to_sync` (what a [`crate::index::Change::Closed`] removed), by id, after
-    /// `after`, at most `limit`.
-    async fn closed_records(
-        &self,
-        object_type_id: Uuid,
-        from_sync: i64,
-        to_sync: i64,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<crate::index::Removed>>;
-    /// Live records of `scope` whose last logged write is at or before `upto`, by id, after
-    /// `after`, at most `limit`: the change feed's opening snapshot.
-    async fn scan_live_in(
-        &self,
-        scope: &crate::index::LogScope,
-        upto: crate::index::Position,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<Record>>;
-    /// The last position purged from the log (0 when nothing was): a reader behind it may have
-    /// missed a removal.
-    async fn log_floor(&self) -> Result<crate::index::Position>;
-    /// Purges the log's entries that are not one record's (closes, source deletions) logged
-    /// before `before`, and answers the new [`RecordStore::log_floor`]. Records keep their
-    /// entry: the log is compacted by record.
-    async fn purge_log(&self, before: Timestamp) -> Result<crate::index::Position>;
-    /// Live records of every workspace by id, after `after`, at most `limit`, with their
-    /// workspace: what an index is rebuilt from.
-    async fn scan_live(
-        &self,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<(WorkspaceId, Record)>>;
-
-    /// Creates (`true`) or renames/moves (`false`) a folder of a HIERARCHICAL tag of a source.
-    /// A missing parent is [`Error::NotFound`]; a parent that would close a cycle
-    /// [`Error::Invalid`].
-    async fn put_folder(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-        folder: &crate::folder::Folder,
-    ) -> Result<bool>;
-    /// Whether a folder exists (uploads tagging a record with a folder check this).
-    async fn folder_exists(&self, source_id: Uuid, tag: &str, external_id: &str) -> Result<bool>;
-    /// A tag's folders with the number of live records tagged with each (not rolled up).
-    async fn list_folders(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-    ) -> Result<Vec<(crate::folder::Folder, u64)>>;
-    /// A tag's folders without their counts (search names folder facet values with these). The
-    /// default asks [`RecordStore::list_folders`]; a store that counts with a query overrides it.
-    async fn folder_names(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-    ) -> Result<Vec<crate::folder::Folder>> {
-        Ok(self
-            .list_folders(workspace_id, source_id, tag)
-            .await?
-            .into_iter()
-            .map(|(f, _)| f)
-            .collect())
-    }
-    /// Deletes a folder: [`Error::NotFound`] when absent, [`Error::Conflict`] while it has child
-    /// folders or live records.
-    async fn delete_folder(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-        external_id: &str,
-    ) -> Result<()>;
+    crate::input::check(
+        "the record's title",
+        &write.title,
+        crate::input::Class::Text,
+    )?;
+    crate::input::check(
+        "the record's content",
+        &write.content,
+        crate::input::Class::Text,
+    )?;
+    crate::input::check("modifiedBy", &write.modified_by, crate::input::Class::Line)?;
+    crate::tag::check_tags(&write.tags)
 }
 
 #[cfg(test)]

@@ -156,6 +156,23 @@ pub fn parse_tags<'a>(
     Ok(tags)
 }
 
+/// Checks a record's tags: text values are lines of at most [`crate::input::MAX_ID_BYTES`].
+pub fn check_tags(tags: &Tags) -> Result<()> {
+    for (tag, values) in tags {
+        crate::input::check_line("a tag externalId", tag, crate::input::MAX_ID_BYTES)?;
+        for value in values {
+            if let TagValue::Text(v) = value {
+                crate::input::check_line(
+                    &format!("the value of tag '{tag}'"),
+                    v,
+                    crate::input::MAX_ID_BYTES,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,15 +1,10 @@
-//! Identity: workspaces, users, API tokens, the authenticated [`Principal`] and the
-//! [`TokenStore`] trait.
+//! Identity: workspaces, users, API tokens and the authenticated [`Principal`] (stored through
+//! [`crate::store::Accounts`]).
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{
-    Result, WorkspaceId,
-    oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
-    time::Timestamp,
-};
+use crate::{WorkspaceId, time::Timestamp};
 
 /// Name of the workspace made at first start.
 pub const DEFAULT_WORKSPACE: &str = "default";
@@ -108,85 +103,4 @@ impl Principal {
             access: Access::ReadWrite,
         }
     }
-}
-
-/// Storage of workspaces, users and credentials.
-#[async_trait]
-pub trait TokenStore: Send + Sync + 'static {
-    /// Stores a new workspace; a taken name is [`crate::Error::Conflict`].
-    async fn create_workspace(&self, workspace: &Workspace) -> Result<()>;
-    /// The workspace with this name.
-    async fn workspace_by_name(&self, name: &str) -> Result<Option<Workspace>>;
-    /// Stores a new user; a taken e-mail is [`crate::Error::Conflict`].
-    async fn create_user(&self, user: &User) -> Result<()>;
-    /// The user with this e-mail (case-insensitive).
-    async fn user_by_email(&self, email: &str) -> Result<Option<User>>;
-    /// How many users exist in all workspaces (0 means first start).
-    async fn count_users(&self) -> Result<u64>;
-    /// Stores a new API token hash.
-    async fn add_api_token(&self, token: &ApiToken) -> Result<()>;
-    /// The user owning the token with this hash.
-    async fn user_by_token_hash(&self, token_hash: &str) -> Result<Option<User>>;
-
-    /// The workspace with this id.
-    async fn workspace_by_id(&self, id: WorkspaceId) -> Result<Option<Workspace>>;
-    /// Switches OAuth on or off for a workspace; false when there is no such workspace.
-    /// Switching it off also revokes, in the same transaction, every OAuth token and unused
-    /// code of the workspace's clients: switching it on again revives none of them.
-    async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool>;
-    /// The user with this id.
-    async fn user_by_id(&self, id: Uuid) -> Result<Option<User>>;
-    /// A user's API tokens (hashes only), oldest first.
-    async fn list_api_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>>;
-    /// Revokes one of a user's API tokens; false when the user has no such token.
-    async fn delete_api_token(&self, user_id: Uuid, token_id: Uuid) -> Result<bool>;
-
-    /// Stores a new OAuth client.
-    async fn create_client(&self, client: &OAuthClient) -> Result<()>;
-    /// The client with this id, in any workspace (callers confine it).
-    async fn client(&self, id: Uuid) -> Result<Option<OAuthClient>>;
-    /// A workspace's clients, oldest first.
-    async fn list_clients(&self, workspace_id: WorkspaceId) -> Result<Vec<OAuthClient>>;
-    /// Replaces a client's fields (matched by id and workspace); false when absent.
-    async fn update_client(&self, client: &OAuthClient) -> Result<bool>;
-    /// Deletes a client with every code and token issued to it, in one transaction; false when
-    /// absent.
-    async fn delete_client(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool>;
-    /// Stores a client's logo (and sets `has_logo`); false when the client is absent.
-    async fn set_client_logo(
-        &self,
-        workspace_id: WorkspaceId,
-        id: Uuid,
-        logo: &Logo,
-    ) -> Result<bool>;
-    /// A client's logo.
-    async fn client_logo(&self, id: Uuid) -> Result<Option<Logo>>;
-
-    /// Stores an authorization code (and forgets expired ones).
-    async fn save_code(&self, code: &AuthCode) -> Result<()>;
-    /// Redeems a code: the first call gets it, later calls learn it was replayed. Atomic.
-    async fn redeem_code(&self, code_hash: &str) -> Result<Redemption>;
-    /// Stores an issued token; [`crate::Error::NotFound`] when its client no longer exists.
-    async fn save_token(&self, token: &OAuthToken) -> Result<()>;
-    /// The token with this hash, unless revoked (expiry is the caller's to check).
-    async fn token(&self, token_hash: &str) -> Result<Option<OAuthToken>>;
-    /// Revokes one token; returns it if it existed.
-    async fn revoke_token(&self, token_hash: &str) -> Result<Option<OAuthToken>>;
-    /// Revokes every token of a grant; returns how many.
-    async fn revoke_grant(&self, grant_id: Uuid) -> Result<u64>;
-
-    /// Stores a login session (and forgets expired ones).
-    async fn save_session(&self, session: &Session) -> Result<()>;
-    /// The session with this id hash (expiry is the caller's to check).
-    async fn session(&self, id_hash: &str) -> Result<Option<Session>>;
-    /// Ends a session.
-    async fn delete_session(&self, id_hash: &str) -> Result<()>;
-
-    /// Counts one event against `key` in the fixed window starting at `window_start_ms` and
-    /// returns the count in that window (a new window starts over at 1). Shared by replicas.
-    /// Keys whose window started more than [`RATE_RETENTION_MS`] before `window_start_ms` are
-    /// removed, so counters of invented keys do not accumulate.
-    async fn rate_hit(&self, key: &str, window_start_ms: i64) -> Result<u32>;
-    /// The count of `key` in the window starting at `window_start_ms` (0 when another window).
-    async fn rate_count(&self, key: &str, window_start_ms: i64) -> Result<u32>;
 }

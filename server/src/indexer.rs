@@ -36,24 +36,6 @@ pub struct OpenedIndex {
     pub discarded: Option<String>,
 }
 
-/// The default index directory for a database URL: `<name>-index/` beside a SQLite file
-/// (`inlet.db` → `inlet-index/`), `inlet-index/` in the working directory for PostgreSQL, and
-/// none (memory) for `memory:`.
-pub fn default_dir(database_url: &str) -> Option<PathBuf> {
-    if database_url.starts_with("memory") {
-        return None;
-    }
-    if let Some(rest) = database_url.strip_prefix("sqlite:") {
-        let path = rest.trim_start_matches("//");
-        let path = path.split('?').next().unwrap_or(path);
-        let path = Path::new(path);
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("inlet");
-        let parent = path.parent().unwrap_or(Path::new(""));
-        return Some(parent.join(format!("{stem}-index")));
-    }
-    Some(PathBuf::from("inlet-index"))
-}
-
 /// Opens the index in `dir`, or in memory without one.
 pub fn open_index(dir: Option<&Path>) -> Result<OpenedIndex> {
     match dir {
@@ -272,27 +254,5 @@ async fn purge(records: Arc<dyn RecordStore>, retention: Duration) {
             Err(e) => tracing::warn!(error = %e, "purging the write log failed; retrying later"),
         }
         tokio::time::sleep(purge_interval(retention.to_std().unwrap_or(Duration::MAX))).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_directories() {
-        assert_eq!(default_dir("memory:"), None);
-        assert_eq!(
-            default_dir("sqlite://inlet.db?mode=rwc"),
-            Some(PathBuf::from("inlet-index"))
-        );
-        assert_eq!(
-            default_dir("sqlite:///var/lib/inlet/main.db"),
-            Some(PathBuf::from("/var/lib/inlet/main-index"))
-        );
-        assert_eq!(
-            default_dir("postgres://db/inlet"),
-            Some(PathBuf::from("inlet-index"))
-        );
     }
 }

@@ -5,6 +5,7 @@ pub mod api;
 pub mod auth;
 pub mod config;
 pub mod conn;
+pub mod credentials;
 pub mod extraction;
 pub mod indexer;
 pub mod input;
@@ -17,18 +18,13 @@ pub mod state;
 pub mod upload;
 pub mod webhooks;
 
-use std::sync::Arc;
-
 use futures_util::StreamExt;
-use inlet_core::{Error, RecordStore, TokenStore};
-use inlet_store_memory::MemoryStore;
-use inlet_store_seaorm::SeaOrmStore;
+use inlet_core::Error;
 use poem::{
     Body, Endpoint, EndpointExt, IntoResponse, Request, get, handler,
     http::header,
     listener::{Acceptor, TcpAcceptor},
 };
-use sea_orm_migration::MigratorTrait;
 
 use crate::problem::ApiError;
 pub use crate::{config::Settings, state::AppState};
@@ -127,62 +123,19 @@ pub fn app(state: AppState) -> impl Endpoint {
         .around(ops::nosniff)
 }
 
-/// A `sqlite:` URL without a `mode` gets `mode=rwc`, so the file is created when missing;
-/// explicit modes and other URLs are kept.
-pub fn sqlite_creates_file(url: &str) -> String {
-    if !url.starts_with("sqlite:") {
-        return url.to_string();
-    }
-    let query = url.split_once('?').map_or("", |(_, q)| q);
-    if query.split('&').any(|kv| kv.starts_with("mode=")) {
-        return url.to_string();
-    }
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}mode=rwc")
+pub use inlet_core::backend::Stores;
+
+/// Opens the stores a database URL names with the backend linked for its scheme
+/// (`inlet_backends`: `sqlite:`, `postgres://`, `memory:`); migrations run here.
+pub async fn open_database(url: &str) -> Result<inlet_core::backend::Opened, Error> {
+    let opened = inlet_backends::open(url).await?;
+    tracing::info!("database ready: {}", opened.description);
+    Ok(opened)
 }
 
-/// Both stores behind one database URL.
-pub struct Stores {
-    /// Sources, syncs, records.
-    pub records: Arc<dyn RecordStore>,
-    /// Identities.
-    pub tokens: Arc<dyn TokenStore>,
-    /// Webhooks and their delivery queue.
-    pub webhooks: Arc<dyn inlet_core::webhook::WebhookStore>,
-}
-
-/// Opens the stores a database URL names: `sqlite://...` (the file made when missing, see
-/// [`sqlite_creates_file`]) and `postgres://...` the SeaORM store (migrations run here),
-/// `memory:` the in-memory store.
+/// The stores of [`open_database`].
 pub async fn open_stores(url: &str) -> Result<Stores, Error> {
-    if url == "memory:" || url == "memory" {
-        let store = Arc::new(MemoryStore::new());
-        tracing::info!("database ready: in-memory store (nothing is kept after exit)");
-        return Ok(Stores {
-            records: store.clone(),
-            webhooks: store.clone(),
-            tokens: store,
-        });
-    }
-    if ["sqlite:", "postgres://", "postgresql://"]
-        .iter()
-        .any(|scheme| url.starts_with(scheme))
-    {
-        let url = sqlite_creates_file(url);
-        let store = Arc::new(SeaOrmStore::connect(&url).await?);
-        tracing::info!(
-            "database ready: {} migrations applied",
-            inlet_store_seaorm::Migrator::migrations().len()
-        );
-        return Ok(Stores {
-            records: store.clone(),
-            webhooks: store.clone(),
-            tokens: store,
-        });
-    }
-    Err(Error::invalid(format!(
-        "unsupported database URL '{url}': use sqlite://FILE?mode=rwc, postgres://... or memory:"
-    )))
+    Ok(open_database(url).await?.stores)
 }
 
 /// Serves the app on an already bound acceptor until `shutdown` resolves; then stops accepting
@@ -218,30 +171,8 @@ pub async fn serve(
         _ => state,
     };
     state.start_indexing();
-    state.start_webhooks();
+    webhooks::start(&state);
     let limits = conn::Limits::from(state.settings.as_ref());
     // Boxed: the middleware stack's type is too deep for the connection future's layout.
     conn::serve(acceptor, app(state).boxed(), limits, shutdown).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sqlite_creates_file;
-
-    #[test]
-    fn sqlite_urls_create_their_file_unless_a_mode_is_given() {
-        assert_eq!(
-            sqlite_creates_file("sqlite://a.db"),
-            "sqlite://a.db?mode=rwc"
-        );
-        assert_eq!(
-            sqlite_creates_file("sqlite://a.db?cache=shared"),
-            "sqlite://a.db?cache=shared&mode=rwc"
-        );
-        assert_eq!(
-            sqlite_creates_file("sqlite://a.db?mode=ro"),
-            "sqlite://a.db?mode=ro"
-        );
-        assert_eq!(sqlite_creates_file("postgres://h/db"), "postgres://h/db");
-    }
 }

@@ -275,9 +275,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         args.log_format
     });
-    let stores = open_stores(&args.database)
+    check_extractors()?;
+    let opened = inlet_server::open_database(&args.database)
         .await
         .with_context(|| format!("opening database {}", redacted(&args.database)))?;
+    let stores = opened.stores;
     let env = AdminEnv {
         email: std::env::var("INLET_ADMIN_EMAIL").ok(),
         password: std::env::var("INLET_ADMIN_PASSWORD").ok(),
@@ -329,10 +331,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         webhook_retry_base: args.webhook_retry_base,
         ..defaults
     };
-    let index_dir = args
-        .index_dir
-        .clone()
-        .or_else(|| inlet_server::indexer::default_dir(&args.database));
+    let index_dir = args.index_dir.clone().or(opened.default_index_dir);
     let opened =
         inlet_server::indexer::open_index(index_dir.as_deref()).with_context(
             || match &index_dir {
@@ -377,7 +376,15 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: no new connections; finishing requests in flight");
 }
 
+/// Refuses to start when two linked extractors register one format id.
+fn check_extractors() -> anyhow::Result<()> {
+    inlet_extractors::try_registry()
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("extractor registry: {e}"))
+}
+
 fn extract(files: Vec<PathBuf>) -> anyhow::Result<()> {
+    check_extractors()?;
     for path in files {
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         let outcome = inlet_extractors::extract(&bytes, &Limits::default());

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use inlet_core::{RecordStore, TokenStore, index::SearchIndex, webhook::WebhookStore};
 use tokio::sync::Semaphore;
 
-use crate::{auth::CredentialCache, config::Settings, indexer::Indexer, ops::Metrics};
+use crate::{config::Settings, credentials::CredentialCache, indexer::Indexer, ops::Metrics};
 
 /// Stores, settings and the extraction concurrency bound.
 #[derive(Clone)]
@@ -70,11 +70,6 @@ impl AppState {
     pub fn with_settings(mut self, settings: Settings) -> Self {
         self.settings = Arc::new(settings);
         self
-    }
-
-    /// Starts sending queued webhook deliveries (once).
-    pub fn start_webhooks(&self) {
-        crate::webhooks::start(self);
     }
 
     /// Starts following the store's write log into the index (once).

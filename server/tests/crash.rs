@@ -5,9 +5,9 @@
 use std::{sync::Arc, time::Duration};
 
 use inlet_core::{
-    RecordStore,
     record::Scope,
     source::{CUSTOM, NewObjectType, NewSource, SourceDataType},
+    store::prelude::*,
     sync::{CloseOperation, OpenOperation, SyncState},
     testkit,
 };

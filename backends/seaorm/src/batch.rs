@@ -12,8 +12,8 @@ use inlet_core::{
 use sea_orm::{TransactionTrait, Value};
 
 use crate::{
-    SeaOrmStore, all, db_error, exec, get,
-    records::{counter_shard, millis, record_columns, record_from_row},
+    SeaOrmStore, all, db_error, exec, get, millis,
+    records::{counter_shard, record_columns, record_from_row},
 };
 
 /// [`crate::records::RECORD_COLUMNS`] without the content (metadata only).

@@ -2,6 +2,9 @@
 //! live record, written in the record's transaction) counts the records of each folder, and
 //! `folders` holds the trees. Search itself is the search index (`inlet_core::index`).
 
+use crate::one;
+use async_trait::async_trait;
+use inlet_core::store::Folders;
 use std::collections::HashMap;
 
 use inlet_core::{
@@ -179,7 +182,7 @@ impl SeaOrmStore {
         tag: &str,
         folder: &Folder,
     ) -> Result<bool> {
-        use inlet_core::RecordStore;
+        use inlet_core::store::Sources;
         self.get_source(workspace_id, source_id).await?;
         let _w = self.write_guard().await;
         let txn = self.db.begin().await.map_err(db_error)?;
@@ -222,7 +225,7 @@ impl SeaOrmStore {
         source_id: Uuid,
         tag: &str,
     ) -> Result<Vec<(Folder, u64)>> {
-        use inlet_core::RecordStore;
+        use inlet_core::store::Sources;
         self.get_source(workspace_id, source_id).await?;
         let folders = self.folders_of(&self.db, source_id, tag).await?;
         let counts = self.folder_counts(&self.db, source_id, tag).await?;
@@ -242,7 +245,7 @@ impl SeaOrmStore {
         source_id: Uuid,
         tag: &str,
     ) -> Result<Vec<Folder>> {
-        use inlet_core::RecordStore;
+        use inlet_core::store::Sources;
         self.get_source(workspace_id, source_id).await?;
         self.folders_of(&self.db, source_id, tag).await
     }
@@ -255,7 +258,7 @@ impl SeaOrmStore {
         tag: &str,
         external_id: &str,
     ) -> Result<()> {
-        use inlet_core::RecordStore;
+        use inlet_core::store::Sources;
         self.get_source(workspace_id, source_id).await?;
         let _w = self.write_guard().await;
         let txn = self.db.begin().await.map_err(db_error)?;
@@ -285,4 +288,63 @@ impl SeaOrmStore {
 
 fn backend_is_pg(store: &SeaOrmStore) -> bool {
     store.connection().get_database_backend() == DbBackend::Postgres
+}
+
+#[async_trait]
+impl Folders for SeaOrmStore {
+    async fn put_folder(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+        folder: &Folder,
+    ) -> Result<bool> {
+        self.put_folder_row(workspace_id, source_id, tag, folder)
+            .await
+    }
+
+    async fn folder_exists(&self, source_id: Uuid, tag: &str, external_id: &str) -> Result<bool> {
+        let row = one(
+            &self.db,
+            self.stmt(
+                "SELECT 1 AS x FROM folders WHERE source_id = $1 AND tag = $2 AND external_id = $3",
+                vec![
+                    source_id.to_string().into(),
+                    tag.to_string().into(),
+                    external_id.to_string().into(),
+                ],
+            ),
+        )
+        .await?;
+        Ok(row.is_some())
+    }
+
+    async fn list_folders(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<Vec<(Folder, u64)>> {
+        self.list_folder_rows(workspace_id, source_id, tag).await
+    }
+
+    async fn folder_names(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+    ) -> Result<Vec<Folder>> {
+        self.folder_name_rows(workspace_id, source_id, tag).await
+    }
+
+    async fn delete_folder(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        tag: &str,
+        external_id: &str,
+    ) -> Result<()> {
+        self.delete_folder_row(workspace_id, source_id, tag, external_id)
+            .await
+    }
 }

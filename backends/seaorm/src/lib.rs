@@ -1,11 +1,16 @@
 #![doc = include_str!("../README.md")]
 
+mod accounts;
 mod batch;
 mod folders;
 mod log;
 mod migration;
+mod oauth;
+mod rate_limits;
 mod records;
-mod tokens;
+pub mod register;
+mod sources;
+mod syncs;
 mod webhooks;
 
 /// The schema migrations, run by [`SeaOrmStore::connect`]; public for tools and upgrade tests.
@@ -13,12 +18,14 @@ pub use migration::Migrator;
 
 use std::time::Duration;
 
-use inlet_core::Error;
+use chrono::{DateTime, Utc};
+use inlet_core::{Error, time::Timestamp};
 use sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, QueryResult,
     RuntimeErr, SqlErr, Statement, Value,
 };
 use sea_orm_migration::MigratorTrait;
+use uuid::Uuid;
 
 /// Default connections in the pool.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 16;
@@ -255,4 +262,36 @@ pub(crate) fn db_error(e: DbErr) -> Error {
 
 fn json_error(e: serde_json::Error) -> Error {
     Error::backend(e)
+}
+
+/// A UUID column.
+pub(crate) fn uuid(row: &QueryResult, col: &str) -> Result<Uuid, Error> {
+    Uuid::parse_str(&get::<String>(row, col)?).map_err(Error::backend)
+}
+
+/// A milliseconds column as a time.
+pub(crate) fn ts(row: &QueryResult, col: &str) -> Result<DateTime<Utc>, Error> {
+    let ms: i64 = get(row, col)?;
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .ok_or_else(|| Error::backend(std::io::Error::other(format!("bad timestamp {ms}"))))
+}
+
+pub(crate) fn millis(t: &Timestamp) -> i64 {
+    t.timestamp_millis()
+}
+
+pub(crate) fn from_millis(ms: i64) -> Result<Timestamp, Error> {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .ok_or_else(|| Error::backend(std::io::Error::other(format!("bad timestamp {ms}"))))
+}
+
+pub(crate) fn enum_text<T: serde::Serialize>(v: &T) -> Result<String, Error> {
+    match serde_json::to_value(v).map_err(json_error)? {
+        serde_json::Value::String(s) => Ok(s),
+        other => Ok(other.to_string()),
+    }
+}
+
+pub(crate) fn enum_parse<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, Error> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(json_error)
 }

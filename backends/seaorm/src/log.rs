@@ -13,6 +13,8 @@
 //! change feed reads one workspace's) and their time (they are purged after the retention;
 //! `change_head.floor` is the last position purged).
 
+use async_trait::async_trait;
+use inlet_core::store::WriteLog;
 use inlet_core::{
     Error, Result, WorkspaceId,
     index::{Change, LogPage, LogScope, Position, Removed},
@@ -23,8 +25,9 @@ use sea_orm::{ConnectionTrait, QueryResult, TransactionTrait};
 use uuid::Uuid;
 
 use crate::{
-    SeaOrmStore, all, db_error, exec, get, one,
-    records::{RECORD_COLUMNS, millis, record_columns, record_from_row, uuid},
+    SeaOrmStore, all, db_error, exec, get, millis, one,
+    records::{RECORD_COLUMNS, record_columns, record_from_row},
+    uuid,
 };
 
 /// [`RECORD_COLUMNS`] with `removed` as the record's own write left it (a tombstone), not
@@ -409,5 +412,63 @@ fn other_change(row: &QueryResult, position: Position) -> Result<Change> {
         other => Err(Error::backend(std::io::Error::other(format!(
             "unknown change_log kind {other}"
         )))),
+    }
+}
+
+#[async_trait]
+impl WriteLog for SeaOrmStore {
+    async fn log_head(&self) -> Result<Position> {
+        self.head().await
+    }
+
+    async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage> {
+        self.after(after, limit).await
+    }
+
+    async fn log_after_in(
+        &self,
+        scope: &LogScope,
+        after: Position,
+        limit: usize,
+    ) -> Result<LogPage> {
+        self.after_in(scope, after, limit).await
+    }
+
+    async fn closed_records(
+        &self,
+        object_type_id: Uuid,
+        from_sync: i64,
+        to_sync: i64,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Removed>> {
+        self.closed(object_type_id, from_sync, to_sync, after, limit)
+            .await
+    }
+
+    async fn scan_live_in(
+        &self,
+        scope: &LogScope,
+        upto: Position,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Record>> {
+        self.scan_in(scope, upto, after, limit).await
+    }
+
+    async fn log_floor(&self) -> Result<Position> {
+        self.floor().await
+    }
+
+    async fn purge_log(&self, before: Timestamp) -> Result<Position> {
+        self.purge(before).await
+    }
+
+    async fn scan_live(
+        &self,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<(WorkspaceId, Record)>> {
+        self.scan(after, limit).await
     }
 }

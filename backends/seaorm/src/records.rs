@@ -1,55 +1,30 @@
 //! [`RecordStore`] over SQL.
 
+use crate::from_millis;
+use crate::millis;
+use crate::uuid;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use inlet_core::store::{Records, Sources};
 use inlet_core::{
-    Error, RecordStore, Result, WorkspaceId,
-    folder::Folder,
-    index::{LogPage, LogScope, Position, Removed},
+    Error, Result,
     record::{
         self, Extraction, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite,
         Scope, Touch, TouchItem,
     },
     search,
-    source::Source,
-    sync::{self, CloseOperation, OpenOperation, SyncCounters, SyncEvent, SyncRun, SyncState},
+    sync::{self, SyncCounters, SyncEvent},
     tag::Tags,
-    time::{self, Timestamp},
+    time::{self},
 };
 use sea_orm::{ConnectionTrait, QueryResult, TransactionTrait, Value};
 use uuid::Uuid;
 
-use crate::{SeaOrmStore, all, db_error, exec, get, json_error, one};
-
-pub(crate) fn millis(t: &Timestamp) -> i64 {
-    t.timestamp_millis()
-}
-
-fn from_millis(ms: i64) -> Result<Timestamp> {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .ok_or_else(|| Error::backend(std::io::Error::other(format!("bad timestamp {ms}"))))
-}
-
-pub(crate) fn uuid(row: &QueryResult, col: &str) -> Result<Uuid> {
-    let s: String = get(row, col)?;
-    Uuid::parse_str(&s).map_err(Error::backend)
-}
-
-fn enum_text<T: serde::Serialize>(v: &T) -> Result<String> {
-    match serde_json::to_value(v).map_err(json_error)? {
-        serde_json::Value::String(s) => Ok(s),
-        other => Ok(other.to_string()),
-    }
-}
-
-fn enum_parse<T: serde::de::DeserializeOwned>(s: &str) -> Result<T> {
-    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(json_error)
-}
+use crate::{SeaOrmStore, db_error, exec, get, json_error, one};
 
 /// The object type's row: its name, current and open sync, checked against the scope.
 pub(crate) struct ObjectTypeState {
     pub(crate) name: String,
-    current_sync: i64,
+    pub(crate) current_sync: i64,
     pub(crate) open_sync: Option<i64>,
     /// The last COMPLETE sync: a record whose sync number is below it was removed by it.
     pub(crate) complete_floor: i64,
@@ -57,19 +32,6 @@ pub(crate) struct ObjectTypeState {
 
 /// Counter shards per sync (see the `sync_counters` table).
 const COUNTER_SHARDS: u64 = 16;
-
-/// A sync run with its summed counters; append a WHERE on `s.` columns, then [`SYNC_GROUP`].
-const SYNC_SELECT: &str = "SELECT s.object_type_id, s.sync_number, s.operation, s.state, \
-    s.close_operation, s.started_at, s.closed_at, s.removed, s.kept, \
-    CAST(COALESCE(SUM(c.uploaded), 0) AS BIGINT) AS uploaded, \
-    CAST(COALESCE(SUM(c.touched), 0) AS BIGINT) AS touched, \
-    CAST(COALESCE(SUM(c.unchanged), 0) AS BIGINT) AS unchanged, \
-    CAST(COALESCE(SUM(c.extraction_failures), 0) AS BIGINT) AS extraction_failures \
-    FROM sync_runs s LEFT JOIN sync_counters c \
-    ON c.object_type_id = s.object_type_id AND c.sync_number = s.sync_number";
-
-const SYNC_GROUP: &str = " GROUP BY s.object_type_id, s.sync_number, s.operation, s.state, \
-    s.close_operation, s.started_at, s.closed_at, s.removed, s.kept";
 
 /// The counter shard of a write: spread by externalId.
 pub(crate) fn counter_shard(external_id: &str) -> i64 {
@@ -130,79 +92,7 @@ pub(crate) fn record_from_row(row: &QueryResult) -> Result<Record> {
     })
 }
 
-fn sync_from_row(row: &QueryResult) -> Result<SyncRun> {
-    let count = |col: &str| -> Result<u64> { Ok(get::<i64>(row, col)?.max(0) as u64) };
-    let close: Option<String> = get(row, "close_operation")?;
-    let closed_at: Option<i64> = get(row, "closed_at")?;
-    let kept: Option<i64> = get(row, "kept")?;
-    Ok(SyncRun {
-        object_type_id: uuid(row, "object_type_id")?,
-        sync_number: get(row, "sync_number")?,
-        operation: enum_parse(&get::<String>(row, "operation")?)?,
-        state: enum_parse(&get::<String>(row, "state")?)?,
-        close_operation: close.as_deref().map(enum_parse).transpose()?,
-        started_at: from_millis(get(row, "started_at")?)?,
-        closed_at: closed_at.map(from_millis).transpose()?,
-        counters: SyncCounters {
-            uploaded: count("uploaded")?,
-            touched: count("touched")?,
-            unchanged: count("unchanged")?,
-            extraction_failures: count("extraction_failures")?,
-            removed: count("removed")?,
-        },
-        kept: kept.map(|k| k.max(0) as u64),
-    })
-}
-
 impl SeaOrmStore {
-    /// The id of the workspace's source with `source`'s externalId, if any.
-    async fn source_with_external_id(&self, source: &Source) -> Result<Option<Uuid>> {
-        let row = one(
-            &self.db,
-            self.stmt(
-                "SELECT id FROM sources WHERE workspace_id = $1 AND external_id = $2",
-                vec![
-                    source.workspace_id.to_string().into(),
-                    source.external_id.clone().into(),
-                ],
-            ),
-        )
-        .await?;
-        row.as_ref().map(|r| uuid(r, "id")).transpose()
-    }
-
-    /// Inserts the rows of new object types of `source`.
-    async fn insert_object_types(
-        &self,
-        db: &impl ConnectionTrait,
-        source: &Source,
-        object_types: &[inlet_core::source::ObjectType],
-    ) -> Result<()> {
-        for ot in object_types {
-            exec(
-                db,
-                self.stmt(
-                    "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, $4)",
-                    vec![
-                        ot.id.to_string().into(),
-                        source.id.to_string().into(),
-                        source.workspace_id.to_string().into(),
-                        ot.name.clone().into(),
-                    ],
-                ),
-            )
-            .await?;
-        }
-        Ok(())
-    }
-
-    /// Drops a source from this process's cache (it changed or went).
-    fn forget_source(&self, source_id: Uuid) {
-        if let Ok(mut cache) = self.sources.write() {
-            cache.remove(&source_id);
-        }
-    }
-
     /// Reads (and with `lock`, locks) the object type's row, confined to the scope.
     pub(crate) async fn object_type_state(
         &self,
@@ -238,25 +128,6 @@ impl SeaOrmStore {
             open_sync: get(&row, "open_sync")?,
             complete_floor: get(&row, "complete_floor")?,
         })
-    }
-
-    async fn sync_row(
-        &self,
-        db: &impl ConnectionTrait,
-        object_type_id: Uuid,
-        sync_number: i64,
-    ) -> Result<Option<SyncRun>> {
-        let row = one(
-            db,
-            self.stmt(
-                &format!(
-                    "{SYNC_SELECT} WHERE s.object_type_id = $1 AND s.sync_number = $2{SYNC_GROUP}"
-                ),
-                vec![object_type_id.to_string().into(), sync_number.into()],
-            ),
-        )
-        .await?;
-        row.as_ref().map(sync_from_row).transpose()
     }
 
     /// Adds one write to its sync's counters (on a shard chosen by `external_id`).
@@ -437,375 +308,9 @@ impl SeaOrmStore {
 }
 
 #[async_trait]
-impl RecordStore for SeaOrmStore {
-    async fn ping(&self) -> Result<()> {
-        self.db.ping().await.map_err(db_error)
-    }
-
-    async fn create_source(&self, source: &Source) -> Result<()> {
-        let _w = self.write_guard().await;
-        if let Some(existing) = self.source_with_external_id(source).await? {
-            return Err(record::duplicate_source(&source.external_id, existing));
-        }
-        let body = serde_json::to_string(source).map_err(json_error)?;
-        let txn = self.db.begin().await.map_err(db_error)?;
-        let inserted = exec(
-            &txn,
-            self.stmt(
-                "INSERT INTO sources (id, workspace_id, seq, body, external_id) \
-                 VALUES ($1, $2, $3, $4, $5)",
-                vec![
-                    source.id.to_string().into(),
-                    source.workspace_id.to_string().into(),
-                    millis(&source.created_date).into(),
-                    body.into(),
-                    source.external_id.clone().into(),
-                ],
-            ),
-        )
-        .await;
-        if let Err(e) = inserted {
-            drop(txn);
-            // Another replica created the same externalId a moment ago.
-            if matches!(e, Error::Conflict(_))
-                && let Some(existing) = self.source_with_external_id(source).await?
-            {
-                return Err(record::duplicate_source(&source.external_id, existing));
-            }
-            return Err(e);
-        }
-        self.insert_object_types(&txn, source, &source.object_types)
-            .await?;
-        txn.commit().await.map_err(db_error)
-    }
-
-    async fn update_source(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        edit: record::SourceEdit,
-    ) -> Result<Source> {
-        let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
-        let lock = match self.backend() {
-            sea_orm::DbBackend::Postgres => " FOR UPDATE",
-            _ => "",
-        };
-        let row = one(
-            &txn,
-            self.stmt(
-                &format!("SELECT body FROM sources WHERE id = $1 AND workspace_id = $2{lock}"),
-                vec![
-                    source_id.to_string().into(),
-                    workspace_id.to_string().into(),
-                ],
-            ),
-        )
-        .await?
-        .ok_or_else(|| Error::not_found(format!("source {source_id} not found")))?;
-        let mut source: Source =
-            serde_json::from_str(&get::<String>(&row, "body")?).map_err(json_error)?;
-        let before: Vec<Uuid> = source.object_types.iter().map(|o| o.id).collect();
-        edit(&mut source)?;
-        let added: Vec<_> = source
-            .object_types
-            .iter()
-            .filter(|o| !before.contains(&o.id))
-            .cloned()
-            .collect();
-        self.insert_object_types(&txn, &source, &added).await?;
-        for ot in &source.object_types {
-            exec(
-                &txn,
-                self.stmt(
-                    "UPDATE object_types SET name = $2 WHERE id = $1",
-                    vec![ot.id.to_string().into(), ot.name.clone().into()],
-                ),
-            )
-            .await?;
-        }
-        exec(
-            &txn,
-            self.stmt(
-                "UPDATE sources SET body = $2 WHERE id = $1",
-                vec![
-                    source_id.to_string().into(),
-                    serde_json::to_string(&source).map_err(json_error)?.into(),
-                ],
-            ),
-        )
-        .await?;
-        txn.commit().await.map_err(db_error)?;
-        self.forget_source(source_id);
-        Ok(source)
-    }
-
-    async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()> {
-        let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
-        let source = self.get_source(workspace_id, source_id).await?;
-        // Locks every object type of the source, so no write (which holds its row FOR SHARE)
-        // or sync lands while the source goes.
-        let lock = match self.backend() {
-            sea_orm::DbBackend::Postgres => " FOR UPDATE",
-            _ => "",
-        };
-        let rows = all(
-            &txn,
-            self.stmt(
-                &format!(
-                    "SELECT id, open_sync FROM object_types WHERE source_id = $1 \
-                     AND workspace_id = $2 ORDER BY id{lock}"
-                ),
-                vec![
-                    source_id.to_string().into(),
-                    workspace_id.to_string().into(),
-                ],
-            ),
-        )
-        .await?;
-        let mut open = Vec::new();
-        for row in &rows {
-            if let Some(n) = get::<Option<i64>>(row, "open_sync")? {
-                open.push((uuid(row, "id")?, n));
-            }
-        }
-        record::source_deletable(&source, &open)?;
-        crate::folders::delete_source_tag_rows(&txn, source_id).await?;
-        let of_types = "(SELECT id FROM object_types WHERE source_id = $1)";
-        for sql in [
-            "DELETE FROM records WHERE source_id = $1".to_string(),
-            format!("DELETE FROM sync_counters WHERE object_type_id IN {of_types}"),
-            format!("DELETE FROM sync_runs WHERE object_type_id IN {of_types}"),
-            "DELETE FROM folders WHERE source_id = $1".to_string(),
-            "DELETE FROM object_types WHERE source_id = $1".to_string(),
-            "DELETE FROM sources WHERE id = $1".to_string(),
-        ] {
-            exec(&txn, self.stmt(&sql, vec![source_id.to_string().into()])).await?;
-        }
-        self.log_source_deleted(&txn, workspace_id, source_id)
-            .await?;
-        txn.commit().await.map_err(db_error)?;
-        self.forget_source(source_id);
-        Ok(())
-    }
-
-    async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>> {
-        let rows = all(
-            &self.db,
-            self.stmt(
-                "SELECT body FROM sources WHERE workspace_id = $1 ORDER BY seq, id",
-                vec![workspace_id.to_string().into()],
-            ),
-        )
-        .await?;
-        rows.iter()
-            .map(|r| serde_json::from_str(&get::<String>(r, "body")?).map_err(json_error))
-            .collect()
-    }
-
-    async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source> {
-        if let Ok(cache) = self.sources.read()
-            && let Some((s, at)) = cache.get(&source_id)
-            && at.elapsed() < crate::SOURCE_CACHE_TTL
-        {
-            return if s.workspace_id == workspace_id {
-                Ok(s.clone())
-            } else {
-                Err(Error::not_found(format!("source {source_id} not found")))
-            };
-        }
-        let row = one(
-            &self.db,
-            self.stmt(
-                "SELECT body FROM sources WHERE id = $1 AND workspace_id = $2",
-                vec![
-                    source_id.to_string().into(),
-                    workspace_id.to_string().into(),
-                ],
-            ),
-        )
-        .await?
-        .ok_or_else(|| Error::not_found(format!("source {source_id} not found")))?;
-        let source: Source =
-            serde_json::from_str(&get::<String>(&row, "body")?).map_err(json_error)?;
-        if let Ok(mut cache) = self.sources.write() {
-            if cache.len() >= crate::SOURCE_CACHE_ENTRIES {
-                cache.clear();
-            }
-            cache.insert(source_id, (source.clone(), std::time::Instant::now()));
-        }
-        Ok(source)
-    }
-
-    async fn open_sync(&self, scope: Scope, op: OpenOperation) -> Result<SyncRun> {
-        let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
-        let state = self
-            .object_type_state(&txn, scope, self.for_update())
-            .await?;
-        let latest = match state.current_sync {
-            0 => None,
-            n => self.sync_row(&txn, scope.object_type_id, n).await?,
-        };
-        let number = sync::open(latest.as_ref(), op)?;
-        let run = SyncRun {
-            object_type_id: scope.object_type_id,
-            sync_number: number,
-            operation: op,
-            state: SyncState::Open,
-            close_operation: None,
-            started_at: time::now(),
-            closed_at: None,
-            counters: SyncCounters::default(),
-            kept: None,
-        };
-        exec(
-            &txn,
-            self.stmt(
-                "INSERT INTO sync_runs (object_type_id, sync_number, operation, state, started_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
-                vec![
-                    scope.object_type_id.to_string().into(),
-                    number.into(),
-                    enum_text(&op)?.into(),
-                    enum_text(&SyncState::Open)?.into(),
-                    millis(&run.started_at).into(),
-                ],
-            ),
-        )
-        .await?;
-        exec(
-            &txn,
-            self.stmt(
-                "UPDATE object_types SET current_sync = $2, open_sync = $2 WHERE id = $1",
-                vec![scope.object_type_id.to_string().into(), number.into()],
-            ),
-        )
-        .await?;
-        txn.commit().await.map_err(db_error)?;
-        Ok(run)
-    }
-
-    async fn close_sync_guarded(
-        &self,
-        scope: Scope,
-        sync_number: i64,
-        op: CloseOperation,
-        max_removal_percent: Option<f64>,
-    ) -> Result<SyncRun> {
-        let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
-        let ot_state = self
-            .object_type_state(&txn, scope, self.for_update())
-            .await?;
-        let run = self
-            .sync_row(&txn, scope.object_type_id, sync_number)
-            .await?
-            .ok_or_else(|| Error::not_found(format!("sync {sync_number} not found")))?;
-        let state = sync::close(&run, op)?;
-        let ot = scope.object_type_id.to_string();
-        // Live records of the object type with a sync number in [from, to).
-        let live_between = |from: i64, to: i64| {
-            self.stmt(
-                "SELECT COUNT(*) AS n FROM records \
-                 WHERE object_type_id = $1 AND NOT removed AND sync_number >= $2 AND sync_number < $3",
-                vec![ot.clone().into(), from.into(), to.into()],
-            )
-        };
-        let count = |row: Option<QueryResult>| -> Result<i64> {
-            row.as_ref().map_or(Ok(0), |r| get(r, "n"))
-        };
-        // What the close removes and what stays live after it, counted before anything
-        // changes (raising the floor moves no row): the guard costs the close no query.
-        let (removed, floor, kept) = if sync::removes_stale(op) {
-            // Every live record below this sync is stale. Raising the object type's floor to
-            // this sync removes them all in one statement, however many there are.
-            let stale =
-                count(one(&txn, live_between(ot_state.complete_floor, sync_number)).await?)?;
-            let kept = count(one(&txn, live_between(sync_number, i64::MAX)).await?)?;
-            sync::check_mass_removal(
-                u64::try_from(stale).unwrap_or(0),
-                u64::try_from(stale + kept).unwrap_or(0),
-                max_removal_percent,
-            )?;
-            (stale, sync_number, kept)
-        } else {
-            let floor = ot_state.complete_floor;
-            (
-                0,
-                floor,
-                count(one(&txn, live_between(floor, i64::MAX)).await?)?,
-            )
-        };
-        exec(
-            &txn,
-            self.stmt(
-                "UPDATE object_types SET open_sync = NULL, complete_floor = $2 WHERE id = $1",
-                vec![ot.clone().into(), floor.into()],
-            ),
-        )
-        .await?;
-        let closed_at = time::now();
-        exec(
-            &txn,
-            self.stmt(
-                "UPDATE sync_runs SET state = $3, close_operation = $4, closed_at = $5, removed = $6, kept = $7 \
-                 WHERE object_type_id = $1 AND sync_number = $2",
-                vec![
-                    ot.clone().into(),
-                    sync_number.into(),
-                    enum_text(&state)?.into(),
-                    enum_text(&op)?.into(),
-                    millis(&closed_at).into(),
-                    removed.into(),
-                    kept.into(),
-                ],
-            ),
-        )
-        .await?;
-        if floor > ot_state.complete_floor {
-            self.log_close(&txn, scope, ot_state.complete_floor, floor)
-                .await?;
-        }
-        txn.commit().await.map_err(db_error)?;
-        Ok(SyncRun {
-            state,
-            close_operation: Some(op),
-            closed_at: Some(closed_at),
-            counters: SyncCounters {
-                removed: u64::try_from(removed).unwrap_or(0),
-                ..run.counters
-            },
-            kept: Some(u64::try_from(kept).unwrap_or(0)),
-            ..run
-        })
-    }
-
-    async fn get_sync(&self, scope: Scope, sync_number: i64) -> Result<SyncRun> {
-        self.object_type_state(&self.db, scope, "").await?;
-        self.sync_row(&self.db, scope.object_type_id, sync_number)
-            .await?
-            .ok_or_else(|| Error::not_found(format!("sync {sync_number} not found")))
-    }
-
-    async fn list_syncs(&self, scope: Scope) -> Result<Vec<SyncRun>> {
-        self.object_type_state(&self.db, scope, "").await?;
-        let rows = all(
-            &self.db,
-            self.stmt(
-                &format!(
-                    "{SYNC_SELECT} WHERE s.object_type_id = $1{SYNC_GROUP} ORDER BY s.sync_number DESC"
-                ),
-                vec![scope.object_type_id.to_string().into()],
-            ),
-        )
-        .await?;
-        rows.iter().map(sync_from_row).collect()
-    }
-
+impl Records for SeaOrmStore {
     async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome> {
-        inlet_core::input::check_record_write(&write)?;
+        inlet_core::record::check_write(&write)?;
         let scope = write.key.scope;
         let source = self.get_source(scope.workspace_id, scope.source_id).await?;
         let tag_rows = search::tag_rows(source.object_type(scope.object_type_id), &write.tags);
@@ -994,116 +499,5 @@ impl RecordStore for SeaOrmStore {
 
     async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>> {
         self.list_page(scope, query).await
-    }
-
-    async fn log_head(&self) -> Result<Position> {
-        self.head().await
-    }
-
-    async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage> {
-        self.after(after, limit).await
-    }
-
-    async fn log_after_in(
-        &self,
-        scope: &LogScope,
-        after: Position,
-        limit: usize,
-    ) -> Result<LogPage> {
-        self.after_in(scope, after, limit).await
-    }
-
-    async fn closed_records(
-        &self,
-        object_type_id: Uuid,
-        from_sync: i64,
-        to_sync: i64,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<Removed>> {
-        self.closed(object_type_id, from_sync, to_sync, after, limit)
-            .await
-    }
-
-    async fn scan_live_in(
-        &self,
-        scope: &LogScope,
-        upto: Position,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<Record>> {
-        self.scan_in(scope, upto, after, limit).await
-    }
-
-    async fn log_floor(&self) -> Result<Position> {
-        self.floor().await
-    }
-
-    async fn purge_log(&self, before: Timestamp) -> Result<Position> {
-        self.purge(before).await
-    }
-
-    async fn scan_live(
-        &self,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<(WorkspaceId, Record)>> {
-        self.scan(after, limit).await
-    }
-
-    async fn put_folder(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-        folder: &Folder,
-    ) -> Result<bool> {
-        self.put_folder_row(workspace_id, source_id, tag, folder)
-            .await
-    }
-
-    async fn folder_exists(&self, source_id: Uuid, tag: &str, external_id: &str) -> Result<bool> {
-        let row = one(
-            &self.db,
-            self.stmt(
-                "SELECT 1 AS x FROM folders WHERE source_id = $1 AND tag = $2 AND external_id = $3",
-                vec![
-                    source_id.to_string().into(),
-                    tag.to_string().into(),
-                    external_id.to_string().into(),
-                ],
-            ),
-        )
-        .await?;
-        Ok(row.is_some())
-    }
-
-    async fn list_folders(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-    ) -> Result<Vec<(Folder, u64)>> {
-        self.list_folder_rows(workspace_id, source_id, tag).await
-    }
-
-    async fn folder_names(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-    ) -> Result<Vec<Folder>> {
-        self.folder_name_rows(workspace_id, source_id, tag).await
-    }
-
-    async fn delete_folder(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-        external_id: &str,
-    ) -> Result<()> {
-        self.delete_folder_row(workspace_id, source_id, tag, external_id)
-            .await
     }
 }

@@ -14,7 +14,7 @@ use inlet_core::{
 use sea_orm::{QueryResult, TransactionTrait, Value};
 use uuid::Uuid;
 
-use crate::{SeaOrmStore, all, db_error, exec, get, one, records::uuid};
+use crate::{SeaOrmStore, all, db_error, exec, get, one, uuid};
 
 fn ms(t: &Timestamp) -> i64 {
     t.timestamp_millis()

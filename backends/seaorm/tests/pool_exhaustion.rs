@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use inlet_core::{Error, RecordStore};
+use inlet_core::{Error, store::prelude::*};
 use inlet_store_seaorm::{ACQUIRE_TIMEOUT, SeaOrmStore};
 use sea_orm::TransactionTrait;
 

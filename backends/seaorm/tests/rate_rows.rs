@@ -2,7 +2,7 @@
 //! day and more later removes their rows (m0011's index keeps that one indexed delete), on
 //! SQLite and PostgreSQL.
 
-use inlet_core::{TokenStore, token::RATE_RETENTION_MS};
+use inlet_core::{store::prelude::*, token::RATE_RETENTION_MS};
 use inlet_store_seaorm::SeaOrmStore;
 use sea_orm::{ConnectionTrait, Statement};
 

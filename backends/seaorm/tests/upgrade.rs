@@ -5,10 +5,10 @@
 //! empty; the build scans the records), on SQLite and PostgreSQL.
 
 use inlet_core::{
-    RecordStore,
     index::{IndexQuery, SearchIndex},
     record::Extraction,
     search::TagFilter,
+    store::prelude::*,
     tag::{TagValue, Tags},
 };
 use inlet_search_tantivy::TantivyIndex;

@@ -9,6 +9,7 @@ use std::{collections::HashSet, sync::Arc, time::Duration};
 use inlet_core::{
     RecordStore,
     index::{Change, Position},
+    store::prelude::*,
     testkit::{new_source, write},
 };
 use inlet_store_seaorm::SeaOrmStore;

@@ -11,7 +11,7 @@ use inlet_extract_rtf as _;
 use inlet_extract_text as _;
 
 use std::{
-    collections::HashSet,
+    collections::HashMap,
     io::Cursor,
     panic::{AssertUnwindSafe, catch_unwind},
     sync::OnceLock,
@@ -31,28 +31,75 @@ pub const EMPTY: &str = "empty file";
 const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
 
-/// The registry of every linked extractor, built on first use.
-///
-/// Two registrations of one format id are a programming error; rather than refuse to start, it is
-/// logged with `tracing::error!` and the first registration `inventory` yields for each id is kept.
-pub fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| build_registry(inventory::iter::<ExtractorInfo>.into_iter().collect()))
+/// The registry of every linked extractor, built on first use, or why it cannot be: two
+/// extractors registering one format id are an error. Call it at start-up so that a duplicate
+/// stops the program with this message; [`extract`] fails every file with it.
+pub fn try_registry() -> Result<&'static Registry, String> {
+    let built = built();
+    match &built.error {
+        Some(error) => Err(error.clone()),
+        None => Ok(&built.registry),
+    }
 }
 
-fn build_registry(mut entries: Vec<&'static ExtractorInfo>) -> Registry {
+/// The registry of every linked extractor, for inspection (see [`try_registry`]). When two
+/// extractors register one format id, this never panics: it is the registry without that id
+/// (neither extractor is used) and the error is logged once.
+pub fn registry() -> &'static Registry {
+    &built().registry
+}
+
+/// The registry, and the error that refused the registrations if any.
+struct Built {
+    registry: Registry,
+    error: Option<String>,
+}
+
+fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        build(
+            &inventory::iter::<ExtractorInfo>
+                .into_iter()
+                .collect::<Vec<_>>(),
+        )
+    })
+}
+
+fn build(entries: &[&'static ExtractorInfo]) -> Built {
+    match Registry::from_entries(entries.iter().copied()) {
+        Ok(registry) => Built {
+            registry,
+            error: None,
+        },
+        Err(error) => {
+            tracing::error!(%error, "extractor registry refused");
+            Built {
+                registry: without_duplicates(entries),
+                error: Some(error),
+            }
+        }
+    }
+}
+
+/// A registry of the entries whose format id no other entry claims.
+fn without_duplicates(entries: &[&'static ExtractorInfo]) -> Registry {
+    let mut claims: HashMap<&str, usize> = HashMap::new();
+    for e in entries {
+        *claims.entry(e.id).or_default() += 1;
+    }
+    let mut kept: Vec<_> = entries
+        .iter()
+        .copied()
+        .filter(|e| claims.get(e.id) == Some(&1))
+        .collect();
+    // `from_entries` refuses only duplicate ids, which are gone; were it to refuse anyway,
+    // entries are dropped until it accepts (it always accepts none), so this cannot panic.
     loop {
-        match Registry::from_entries(entries.iter().copied()) {
+        match Registry::from_entries(kept.iter().copied()) {
             Ok(registry) => return registry,
-            Err(e) => {
-                tracing::error!(error = %e, "duplicate extractor registration; keeping the first");
-                let before = entries.len();
-                let mut seen = HashSet::new();
-                entries.retain(|e| seen.insert(e.id));
-                if entries.len() == before {
-                    // Not a duplicate after all: give up on the registrations rather than loop.
-                    entries.clear();
-                }
+            Err(_) => {
+                kept.pop();
             }
         }
     }
@@ -135,12 +182,16 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Outcome {
     if bytes.is_empty() {
         return Outcome::failed(None, EMPTY);
     }
+    let registry = match try_registry() {
+        Ok(registry) => registry,
+        Err(error) => return Outcome::failed(None, error),
+    };
     let entries = probe_entries(bytes);
     let probe = Probe {
         bytes,
         entries: &entries,
     };
-    let info = match catch_unwind(AssertUnwindSafe(|| registry().detect(&probe))) {
+    let info = match catch_unwind(AssertUnwindSafe(|| registry.detect(&probe))) {
         Ok(Some(info)) => info,
         Ok(None) => return Outcome::failed(None, UNRECOGNIZED),
         Err(panic) => {

@@ -10,16 +10,19 @@ use inlet_extract_testkit::{CORPUS, noise};
 
 use super::*;
 
-/// Every format of the spec that a linked family implements; one line per family.
-const EXPECTED_FORMATS: &[&str] = &[
-    "text", "markdown", "html", "json", "xml", "csv", // inlet-extract-text
-    "pdf", // inlet-extract-pdf
-    "docx", "pptx", "xlsx", // inlet-extract-office
-    "odt", "ods", "odp",  // inlet-extract-odf
-    "doc",  // inlet-extract-doc
-    "rtf",  // inlet-extract-rtf
-    "epub", // inlet-extract-epub
-    "eml",  // inlet-extract-mail
+/// Every family crate the facade links, with the format ids it must register.
+const FAMILIES: &[(&str, &[&str])] = &[
+    (
+        "inlet-extract-text",
+        &["text", "markdown", "html", "json", "xml", "csv"],
+    ),
+    ("inlet-extract-pdf", &["pdf"]),
+    ("inlet-extract-office", &["docx", "pptx", "xlsx"]),
+    ("inlet-extract-odf", &["odt", "ods", "odp"]),
+    ("inlet-extract-doc", &["doc"]),
+    ("inlet-extract-rtf", &["rtf"]),
+    ("inlet-extract-epub", &["epub"]),
+    ("inlet-extract-mail", &["eml"]),
 ];
 
 fn corpus(path: &str) -> Vec<u8> {
@@ -28,17 +31,31 @@ fn corpus(path: &str) -> Vec<u8> {
 
 #[test]
 fn every_expected_format_is_registered() {
-    let registered: Vec<&str> = registry().formats().collect();
-    for format in EXPECTED_FORMATS {
+    let registered: Vec<&str> = try_registry()
+        .expect("the linked extractors register distinct ids")
+        .formats()
+        .collect();
+    for (family, formats) in FAMILIES {
+        for format in *formats {
+            assert!(
+                registered.contains(format),
+                "{format} missing from {registered:?}: is {family} still linked (a dependency \
+                 and a `use {} as _;` line in src/lib.rs)?",
+                family.replace('-', "_")
+            );
+        }
+    }
+    // And the other way round: a newly linked family is listed above.
+    for format in &registered {
         assert!(
-            registered.contains(format),
-            "{format} missing from {registered:?}"
+            FAMILIES.iter().any(|(_, formats)| formats.contains(format)),
+            "{format} is registered but FAMILIES does not list it"
         );
     }
 }
 
 #[test]
-fn duplicate_ids_keep_the_first_registration() {
+fn duplicate_ids_are_an_error() {
     static A: ExtractorInfo = ExtractorInfo {
         id: "dup",
         sniff: |_| 10,
@@ -49,13 +66,22 @@ fn duplicate_ids_keep_the_first_registration() {
         sniff: |_| 20,
         make: || Box::new(Fails(None)),
     };
-    let registry = build_registry(vec![&A, &B]);
-    assert_eq!(registry.formats().collect::<Vec<_>>(), ["dup"]);
-    let probe = Probe {
-        bytes: b"x",
-        entries: &[],
+    static C: ExtractorInfo = ExtractorInfo {
+        id: "other",
+        sniff: |_| 5,
+        make: || Box::new(Fails(None)),
     };
-    assert_eq!(registry.detect(&probe).map(|e| (e.sniff)(&probe)), Some(10));
+    let built = build(&[&A, &C, &B]);
+    let error = built.error.expect("a duplicate id is an error");
+    assert!(error.contains("'dup'"), "{error}");
+    // What `registry()` falls back to: neither claimant of the id, the others as registered.
+    assert_eq!(built.registry.formats().collect::<Vec<_>>(), ["other"]);
+    let built = build(&[&A, &C]);
+    assert!(built.error.is_none());
+    assert_eq!(
+        built.registry.formats().collect::<Vec<_>>(),
+        ["dup", "other"]
+    );
 }
 
 #[test]
@@ -399,4 +425,40 @@ fn messages_within_messages_stop_at_the_nesting_bound() {
         "{}",
         outcome.text
     );
+}
+
+#[test]
+fn the_decompression_cap_reaches_attachments() {
+    // An attachment is extracted into its message's sink, so under the message's limits.
+    let docx = corpus("docx/category-level.docx");
+    let mail = message_with(
+        "category-level.docx",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        &docx,
+    );
+    let limits = Limits {
+        max_decompressed_bytes: 1000,
+        ..Limits::default()
+    };
+    let standalone = extract(&docx, &Limits::default()).text;
+    let word = standalone
+        .split_whitespace()
+        .find(|w| w.len() > 6)
+        .expect("a word");
+    let failure = extract(&docx, &limits).failure.unwrap_or_default();
+    assert!(failure.starts_with("limit exceeded"), "{failure}");
+    assert!(extract(&mail, &Limits::default()).text.contains(word));
+    let outcome = extract(&mail, &limits);
+    assert_eq!(outcome.failure, None);
+    assert!(
+        outcome.text.contains("See the attachment."),
+        "{}",
+        outcome.text
+    );
+    assert!(
+        outcome.text.contains("category-level.docx"),
+        "{}",
+        outcome.text
+    );
+    assert!(!outcome.text.contains(word), "{}", outcome.text);
 }

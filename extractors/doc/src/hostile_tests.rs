@@ -11,7 +11,8 @@ use std::{
 use inlet_core::extract::{ExtractError, Limits};
 
 use crate::testutil::{
-    capped, detect, documents, noise, run, run_with, survives, text, truncations,
+    capped, check_decompression_cap, check_output_cap, detect, documents, noise, run, run_with,
+    survives, text, truncations,
 };
 
 /// Where the generated FIB puts the text in the `WordDocument` stream.
@@ -165,6 +166,19 @@ fn empty_random_and_truncated_files_fail_fast_without_panic() {
             let _ = survives("damaged", 2.0, || run("doc", &damaged));
         }
     }
+}
+
+#[test]
+fn configured_limits_cut_the_output() {
+    let body = "some text\r";
+    let d = doc(&[Run(body, true)]);
+    // The budget is shared by the streams: the WordDocument stream fits, the table stream after
+    // it does not.
+    let word_stream = (TEXT_AT + body.len()) as u64;
+    let (full, cut) = check_decompression_cap("doc", &d, word_stream + 1);
+    assert_eq!(full, "some text\n");
+    assert_eq!(cut, "");
+    assert_eq!(check_output_cap("doc", &d, 4), "some");
 }
 
 #[test]

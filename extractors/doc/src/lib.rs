@@ -11,9 +11,7 @@ use inlet_extract_testkit as testutil;
 
 use std::io::{Cursor, Read};
 
-use inlet_core::extract::{
-    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
-};
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 
 use piece::Fib;
 
@@ -35,31 +33,36 @@ impl Extractor for Doc {
     }
 }
 
-/// Reads a whole stream, refusing streams larger than the decompression budget.
+/// Reads a whole stream, refusing one larger than what is left of the budget (`budget` is
+/// charged with what is read).
 fn read_stream(
     file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
     name: &str,
+    budget: &mut u64,
 ) -> Result<Vec<u8>, ExtractError> {
     let stream = file
         .open_stream(name)
         .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
-    if stream.len() > MAX_DECOMPRESSED_BYTES {
+    if stream.len() > *budget {
         return Err(ExtractError::LimitExceeded(format!(
             "{name} stream too large"
         )));
     }
     let mut out = Vec::new();
     stream
-        .take(MAX_DECOMPRESSED_BYTES)
+        .take(*budget)
         .read_to_end(&mut out)
         .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
+    *budget -= out.len() as u64;
     Ok(out)
 }
 
-/// Opens the compound file and writes the document's text.
+/// Opens the compound file and writes the document's text, reading at most the sink's
+/// decompression budget from its streams.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let mut budget = sink.max_decompressed_bytes();
     let mut file = cfb::CompoundFile::open(Cursor::new(input)).map_err(ExtractError::malformed)?;
-    let word = read_stream(&mut file, WORD_DOCUMENT)?;
+    let word = read_stream(&mut file, WORD_DOCUMENT, &mut budget)?;
     let fib = Fib::parse(&word)?;
     if fib.encrypted {
         return Err(ExtractError::Unsupported("encrypted Word document".into()));
@@ -69,7 +72,7 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         return piece::write_pieces(&word, &[fib.flat_piece()], fib.total_chars(), sink);
     }
     let table_name = if fib.table_one { "1Table" } else { "0Table" };
-    let table = read_stream(&mut file, table_name)?;
+    let table = read_stream(&mut file, table_name, &mut budget)?;
     let pieces = piece::pieces(&table, fib.clx_offset, fib.clx_len)?;
     piece::write_pieces(&word, &pieces, fib.total_chars(), sink)
 }

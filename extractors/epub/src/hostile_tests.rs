@@ -4,10 +4,11 @@
 
 use std::{fs, io::Write, time::Instant};
 
-use inlet_core::extract::{ExtractError, Limits, TextSink};
+use inlet_core::extract::{ExtractError, Limits};
 
 use crate::testutil::{
-    capped, detect, documents, noise, run, run_with, survives, text, truncations, zip_of,
+    capped, check_decompression_cap, check_output_cap, detect, documents, noise, run, run_with,
+    survives, text, truncations, zip_of,
 };
 
 const CONTAINER: &[u8] = b"<?xml version=\"1.0\"?><container version=\"1.0\" \
@@ -150,8 +151,12 @@ fn bomb(size: usize) -> Vec<u8> {
 fn a_zip_bomb_stops_at_the_decompression_budget() {
     let e = bomb(32 << 20);
     assert_eq!(detect(&e), Some("epub"));
-    let mut sink = TextSink::new(&Limits::default());
-    let err = survives("epub bomb", 5.0, || crate::extract(&e, &mut sink, 4 << 20)).unwrap_err();
+    let limits = Limits {
+        max_decompressed_bytes: 4 << 20,
+        ..Limits::default()
+    };
+    let (result, _) = survives("epub bomb", 5.0, || run_with("epub", &e, &limits));
+    let err = result.unwrap_err();
     assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
 }
 
@@ -165,6 +170,22 @@ fn a_gibibyte_zip_bomb_stops_at_the_default_budget() {
     let (err, _) = run("epub", &e).unwrap_err();
     println!("epub: {err} after {:?}", start.elapsed());
     assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
+}
+
+#[test]
+fn configured_limits_cut_the_output() {
+    let e = epub(&["<p>first</p>", "<p>second</p>"]);
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(&e[..])).unwrap();
+    let mut size = |name: &str| archive.by_name(name).unwrap().size();
+    // Room for the container, the package document and the first chapter, not the second.
+    let cap = size("META-INF/container.xml")
+        + size("OEBPS/content.opf")
+        + size("OEBPS/text/ch 0.xhtml")
+        + size("OEBPS/text/ch 1.xhtml") / 2;
+    let (full, cut) = check_decompression_cap("epub", &e, cap);
+    assert_eq!(full, "first\nsecond\n");
+    assert_eq!(cut, "first\n");
+    assert_eq!(check_output_cap("epub", &e, 4), "firs");
 }
 
 #[test]

@@ -11,10 +11,8 @@ use inlet_extract_testkit as testutil;
 
 use std::collections::HashMap;
 
-use inlet_core::extract::{
-    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
-};
-use inlet_extract_office::package::{self, Damage, Package};
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_extract_support::package::{self, Damage, Package};
 use quick_xml::events::Event;
 
 /// Where an EPUB names its package document.
@@ -34,13 +32,13 @@ struct Epub;
 
 impl Extractor for Epub {
     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-        extract(input, sink, MAX_DECOMPRESSED_BYTES)
+        extract(input, sink)
     }
 }
 
-/// Extracts with an explicit decompression budget: the spine's documents in reading order.
-pub(crate) fn extract(input: &[u8], sink: &mut TextSink, budget: u64) -> Result<(), ExtractError> {
-    let mut pkg = Package::open(input, budget)?;
+/// Extracts under the sink's decompression budget: the spine's documents in reading order.
+fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
     let mut damage = Damage::default();
     let documents = match reading_order(&mut pkg) {
         Ok(docs) if !docs.is_empty() => docs,

@@ -4,7 +4,10 @@
 //! documents use them without declaring them); any other is dropped.
 
 use inlet_core::extract::{ExtractError, TextSink};
-use inlet_extract_office::package::{self, DEADLINE_EVERY_EVENTS, XmlEntry};
+use inlet_extract_support::{
+    package::{self, DEADLINE_EVERY_EVENTS, XmlEntry},
+    words::Words,
+};
 use quick_xml::{events::Event, name::QName};
 
 /// Elements whose content is not text.
@@ -45,65 +48,11 @@ const BLOCKS: &[&str] = &[
     "ul",
 ];
 
-/// Whitespace and layout state.
-#[derive(Debug, Default)]
-struct Flow {
-    pending_space: bool,
-    /// Reused buffer for collapsing a text node's whitespace.
-    buf: String,
-}
-
-impl Flow {
-    fn text(&mut self, sink: &mut TextSink, text: &str) -> Result<(), ExtractError> {
-        // Collapse into a buffer and push once: one sink call per text node, not per word.
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        for (i, word) in text.split(char::is_whitespace).enumerate() {
-            if i > 0 {
-                self.pending_space = true;
-            }
-            if word.is_empty() {
-                continue;
-            }
-            if self.pending_space {
-                self.pending_space = false;
-                if buf.is_empty() {
-                    sink.space()?;
-                } else {
-                    buf.push(' ');
-                }
-            }
-            buf.push_str(word);
-        }
-        let result = if buf.is_empty() {
-            Ok(())
-        } else {
-            sink.push(&buf)
-        };
-        self.buf = buf;
-        result
-    }
-
-    fn line_break(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
-        self.pending_space = false;
-        sink.line_break()
-    }
-
-    fn cell(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
-        self.pending_space = false;
-        let text = sink.as_str();
-        if text.is_empty() || text.ends_with(['\n', '\t']) {
-            return Ok(());
-        }
-        sink.push("\t")
-    }
-}
-
 /// Writes the text of one content document.
 pub(crate) fn write(mut reader: XmlEntry<'_, '_>, sink: &mut TextSink) -> Result<(), ExtractError> {
     let mut buf = Vec::new();
     let mut skip_buf = Vec::new();
-    let mut flow = Flow::default();
+    let mut words = Words::default();
     let mut events = 0u32;
     loop {
         events = events.wrapping_add(1);
@@ -123,42 +72,42 @@ pub(crate) fn write(mut reader: XmlEntry<'_, '_>, sink: &mut TextSink) -> Result
                         .read_to_end_into(QName(&end), &mut skip_buf)
                         .map_err(|e| package::xml_error(&e))?;
                 } else if is_block(name) || name.eq_ignore_ascii_case("br") {
-                    flow.line_break(sink)?;
+                    words.line_break(sink)?;
                 }
             }
             Event::Empty(e) => {
                 let name = e.local_name();
                 let name = name.as_ref();
                 if name.eq_ignore_ascii_case("br") || is_block(name) {
-                    flow.line_break(sink)?;
+                    words.line_break(sink)?;
                 } else if name.eq_ignore_ascii_case("td") || name.eq_ignore_ascii_case("th") {
-                    flow.cell(sink)?;
+                    words.cell(sink)?;
                 }
             }
             Event::End(e) => {
                 let name = e.local_name();
                 let name = name.as_ref();
                 if is_block(name) {
-                    flow.line_break(sink)?;
+                    words.line_break(sink)?;
                 } else if name.eq_ignore_ascii_case("td") || name.eq_ignore_ascii_case("th") {
-                    flow.cell(sink)?;
+                    words.cell(sink)?;
                 }
             }
-            Event::Text(t) => flow.text(sink, &t)?,
-            Event::CData(t) => flow.text(sink, &t)?,
+            Event::Text(t) => words.text(sink, &t)?,
+            Event::CData(t) => words.text(sink, &t)?,
             Event::GeneralRef(r) => {
                 let resolved = package::resolve_ref(&r)
                     .map(|c| c.to_string())
                     .or_else(|| html_entity(&r).map(str::to_owned));
                 if let Some(s) = resolved {
                     if s.chars().all(char::is_whitespace) {
-                        flow.pending_space = true;
+                        words.space();
                     } else {
-                        flow.text(sink, &s)?;
+                        words.text(sink, &s)?;
                     }
                 }
             }
-            Event::Eof => return flow.line_break(sink),
+            Event::Eof => return words.line_break(sink),
             _ => {}
         }
         buf.clear();

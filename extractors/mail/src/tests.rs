@@ -1,7 +1,7 @@
 //! The extractor on real messages from CPython's e-mail test suite (tests/data/README.md), and
 //! the sniffer against text that only looks like headers.
 
-use inlet_core::extract::{Extractor, Limits, Probe, TextSink};
+use inlet_core::extract::{ExtractError, Extractor, Limits, Probe, TextSink};
 
 use super::{Mail, SCORE, sniff};
 
@@ -88,4 +88,19 @@ fn garbage_after_headers_is_not_a_panic() {
     let mut sink = TextSink::new(&Limits::default());
     let _ = Mail.extract(&bytes, &mut sink);
     assert!(sink.as_str().contains("Subject: hi"), "{}", sink.as_str());
+}
+
+#[test]
+fn configured_limits_cut_the_output() {
+    // A message inflates nothing itself (its attachments run under the same sink, so under the
+    // same limits: see the facade's tests), so the output cap is the limit that applies.
+    let bytes = message("msg_10.txt");
+    let full = text_of(&bytes);
+    let mut sink = TextSink::new(&Limits {
+        max_chars: 20,
+        ..Limits::default()
+    });
+    let result = Mail.extract(&bytes, &mut sink);
+    assert!(matches!(result, Err(ExtractError::Full)), "{result:?}");
+    assert_eq!(sink.as_str(), full.chars().take(20).collect::<String>());
 }

@@ -4,10 +4,11 @@
 
 use std::{fs, io::Write, time::Instant};
 
-use inlet_core::extract::{ExtractError, Limits, TextSink};
+use inlet_core::extract::{ExtractError, Limits};
 
 use crate::testutil::{
-    capped, detect, documents, noise, run, run_with, survives, text, truncations, zip_of,
+    capped, check_decompression_cap, check_output_cap, detect, documents, noise, run, run_with,
+    survives, text, truncations, zip_of,
 };
 
 const MIME_ODT: &[u8] = b"application/vnd.oasis.opendocument.text";
@@ -143,8 +144,12 @@ fn bomb(size: usize) -> Vec<u8> {
 fn a_zip_bomb_stops_at_the_decompression_budget() {
     let d = bomb(32 << 20);
     assert_eq!(detect(&d), Some("odt"));
-    let mut sink = TextSink::new(&Limits::default());
-    let err = survives("odt bomb", 5.0, || crate::extract(&d, &mut sink, 4 << 20)).unwrap_err();
+    let limits = Limits {
+        max_decompressed_bytes: 4 << 20,
+        ..Limits::default()
+    };
+    let (result, _) = survives("odt bomb", 5.0, || run_with("odt", &d, &limits));
+    let err = result.unwrap_err();
     assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
 }
 
@@ -158,6 +163,33 @@ fn a_gibibyte_zip_bomb_stops_at_the_default_budget() {
     let (err, _) = run("odt", &d).unwrap_err();
     println!("odt: {err} after {:?}", start.elapsed());
     assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
+}
+
+#[test]
+fn configured_limits_cut_the_output() {
+    let content = b"<office:document-content><office:body><office:text>\
+        <text:p>body text</text:p></office:text></office:body></office:document-content>";
+    let styles = b"<office:document-styles><office:master-styles><style:master-page>\
+        <style:header><text:p>header text</text:p></style:header>\
+        </style:master-page></office:master-styles></office:document-styles>";
+    for (id, media) in [
+        ("odt", "application/vnd.oasis.opendocument.text"),
+        ("ods", "application/vnd.oasis.opendocument.spreadsheet"),
+        ("odp", "application/vnd.oasis.opendocument.presentation"),
+    ] {
+        let d = zip_of(&[
+            ("mimetype", media.as_bytes()),
+            ("content.xml", content),
+            ("styles.xml", styles),
+        ]);
+        assert_eq!(detect(&d), Some(id));
+        // Room for content.xml, not for styles.xml.
+        let cap = (content.len() + styles.len() / 2) as u64;
+        let (full, cut) = check_decompression_cap(id, &d, cap);
+        assert_eq!(full, "body text\nheader text\n", "{id}");
+        assert_eq!(cut, "body text\n", "{id}");
+        assert_eq!(check_output_cap(id, &d, 6), "body t", "{id}");
+    }
 }
 
 #[test]

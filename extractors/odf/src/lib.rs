@@ -1,9 +1,10 @@
 #![doc = include_str!("../README.md")]
 
-use inlet_core::extract::{
-    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_extract_support::{
+    package::{self, DEADLINE_EVERY_EVENTS, Damage, Package, XmlEntry},
+    words::Words,
 };
-use inlet_extract_office::package::{self, DEADLINE_EVERY_EVENTS, Damage, Package, XmlEntry};
 use quick_xml::{
     events::{BytesStart, Event},
     name::QName,
@@ -43,14 +44,14 @@ struct Odf;
 
 impl Extractor for Odf {
     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-        extract(input, sink, MAX_DECOMPRESSED_BYTES)
+        extract(input, sink)
     }
 }
 
-/// Extracts with an explicit decompression budget: `content.xml`, then the page headers and
+/// Extracts under the sink's decompression budget: `content.xml`, then the page headers and
 /// footers of `styles.xml`.
-pub(crate) fn extract(input: &[u8], sink: &mut TextSink, budget: u64) -> Result<(), ExtractError> {
-    let mut pkg = Package::open(input, budget)?;
+fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
     let mut damage = Damage::default();
     damage.note(part(&mut pkg, CONTENT, Scope::Body, sink))?;
     if pkg.has(STYLES) {
@@ -71,53 +72,26 @@ enum Scope {
 /// Whitespace and layout state while writing a part.
 #[derive(Debug, Default)]
 struct Flow {
-    pending_space: bool,
-    /// Reused buffer for collapsing a text node's whitespace.
-    buf: String,
+    /// Whitespace runs collapse to one space (ODF's rule inside paragraphs).
+    words: Words,
     cell_depth: u32,
 }
 
 impl Flow {
-    /// Writes text with whitespace runs collapsed to one space (ODF's rule inside paragraphs).
+    /// Writes text with whitespace runs collapsed.
     fn text(&mut self, sink: &mut TextSink, text: &str) -> Result<(), ExtractError> {
-        // Collapse into a buffer and push once: one sink call per text node, not per word.
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        for (i, word) in text.split(char::is_whitespace).enumerate() {
-            if i > 0 {
-                self.pending_space = true;
-            }
-            if word.is_empty() {
-                continue;
-            }
-            if self.pending_space {
-                self.pending_space = false;
-                if buf.is_empty() {
-                    sink.space()?;
-                } else {
-                    buf.push(' ');
-                }
-            }
-            buf.push_str(word);
-        }
-        let result = if buf.is_empty() {
-            Ok(())
-        } else {
-            sink.push(&buf)
-        };
-        self.buf = buf;
-        result
+        self.words.text(sink, text)
     }
 
     /// Writes text as is (spaces from `text:s`, tabs).
     fn literal(&mut self, sink: &mut TextSink, text: &str) -> Result<(), ExtractError> {
-        self.pending_space = false;
+        self.words.cancel_space();
         sink.push(text)
     }
 
     fn paragraph_end(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
         if self.cell_depth > 0 {
-            self.pending_space = true;
+            self.words.space();
             Ok(())
         } else {
             self.line_break(sink)
@@ -125,18 +99,12 @@ impl Flow {
     }
 
     fn line_break(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
-        self.pending_space = false;
-        sink.line_break()
+        self.words.line_break(sink)
     }
 
     fn cell_end(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
         self.cell_depth = self.cell_depth.saturating_sub(1);
-        self.pending_space = false;
-        let text = sink.as_str();
-        if text.is_empty() || text.ends_with(['\n', '\t']) {
-            return Ok(());
-        }
-        sink.push("\t")
+        self.words.cell(sink)
     }
 }
 
@@ -186,7 +154,7 @@ fn part(
                 }
                 "s" if reading && para_depth > 0 => flow.literal(sink, &spaces(&e))?,
                 // A note's citation and body are words of their own.
-                "note" | "note-body" => flow.pending_space = true,
+                "note" | "note-body" => flow.words.space(),
                 _ => {}
             },
             Event::Empty(e) => match e.local_name().as_ref() {
@@ -215,7 +183,7 @@ fn part(
                     }
                 }
                 "table-row" | "table" if reading => flow.line_break(sink)?,
-                "note" | "note-citation" => flow.pending_space = true,
+                "note" | "note-citation" => flow.words.space(),
                 "header" | "footer" | "header-left" | "footer-left" | "header-first"
                 | "footer-first" => page_depth = page_depth.saturating_sub(1),
                 _ => {}

@@ -3,15 +3,11 @@
 //! separated by tabs and rows end lines; text boxes are read where they are anchored. Deleted
 //! text (tracked changes), field codes and the VML fallback copies of drawings are skipped.
 
-use inlet_core::extract::{
-    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
-};
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_extract_support::package::{self, DEADLINE_EVERY_EVENTS, Damage, Package};
 use quick_xml::{events::Event, name::QName};
 
-use crate::{
-    ooxml::{self, Flow},
-    package::{self, DEADLINE_EVERY_EVENTS, Damage, Package},
-};
+use crate::ooxml::{self, Flow};
 
 /// The main document part.
 const DOCUMENT: &str = "word/document.xml";
@@ -24,15 +20,15 @@ struct Docx;
 
 impl Extractor for Docx {
     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-        extract(input, sink, MAX_DECOMPRESSED_BYTES)
+        extract(input, sink)
     }
 }
 
-/// Extracts with an explicit decompression budget.
-pub(crate) fn extract(input: &[u8], sink: &mut TextSink, budget: u64) -> Result<(), ExtractError> {
-    let mut pkg = Package::open(input, budget)?;
+/// Extracts under the sink's decompression budget.
+fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
     let mut damage = Damage::default();
-    let rels = package::relationships(&mut pkg, DOCUMENT);
+    let rels = ooxml::relationships(&mut pkg, DOCUMENT);
     damage.note(story(&mut pkg, DOCUMENT, sink))?;
     let rels = match rels {
         Ok(rels) => rels,

@@ -4,10 +4,11 @@
 
 use std::{fs, io::Write, time::Instant};
 
-use inlet_core::extract::{ExtractError, Limits, TextSink};
+use inlet_core::extract::{ExtractError, Limits};
 
 use crate::testutil::{
-    capped, detect, documents, entries, noise, run, run_with, survives, text, truncations, zip_of,
+    capped, check_decompression_cap, check_output_cap, detect, documents, entries, noise, run,
+    run_with, survives, text, truncations, zip_of,
 };
 
 const CONTENT_TYPES: &[u8] = b"<?xml version=\"1.0\"?><Types \
@@ -229,29 +230,20 @@ fn bomb(part: &str, prefix: &str, size: usize) -> Vec<u8> {
 
 #[test]
 fn a_zip_bomb_stops_at_the_decompression_budget() {
-    let budget = 4 << 20;
-    let limits = Limits::default();
-    let d = bomb("word/document.xml", "<w:document><w:body>", 32 << 20);
-    let mut sink = TextSink::new(&limits);
-    let err = survives("docx bomb", 5.0, || {
-        crate::docx::extract(&d, &mut sink, budget)
-    })
-    .unwrap_err();
-    assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
-    let p = bomb("ppt/presentation.xml", "<p:presentation>", 32 << 20);
-    let mut sink = TextSink::new(&limits);
-    let err = survives("pptx bomb", 5.0, || {
-        crate::pptx::extract(&p, &mut sink, budget)
-    })
-    .unwrap_err();
-    assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
-    let x = bomb("xl/workbook.xml", "<workbook>", 32 << 20);
-    let mut sink = TextSink::new(&limits);
-    let err = survives("xlsx bomb", 5.0, || {
-        crate::xlsx::extract(&x, &mut sink, budget)
-    })
-    .unwrap_err();
-    assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
+    let limits = Limits {
+        max_decompressed_bytes: 4 << 20,
+        ..Limits::default()
+    };
+    for (id, part, prefix) in [
+        ("docx", "word/document.xml", "<w:document><w:body>"),
+        ("pptx", "ppt/presentation.xml", "<p:presentation>"),
+        ("xlsx", "xl/workbook.xml", "<workbook>"),
+    ] {
+        let b = bomb(part, prefix, 32 << 20);
+        let (result, _) = survives(&format!("{id} bomb"), 5.0, || run_with(id, &b, &limits));
+        let err = result.unwrap_err();
+        assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
+    }
 }
 
 #[test]
@@ -285,6 +277,55 @@ fn a_gibibyte_zip_bomb_stops_at_the_default_budget() {
         println!("{id}: {err} after {:?}", start.elapsed());
         assert!(matches!(err, ExtractError::LimitExceeded(_)), "{err}");
     }
+}
+
+#[test]
+fn configured_limits_cut_the_output() {
+    // docx: the body, then a header found through the document's relationships.
+    let document = b"<?xml version=\"1.0\"?><w:document \
+        xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"><w:body>\
+        <w:p><w:r><w:t>body text</w:t></w:r></w:p></w:body></w:document>";
+    let rels = b"<?xml version=\"1.0\"?><Relationships \
+        xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">\
+        <Relationship Id=\"rId1\" \
+        Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/header\" \
+        Target=\"header1.xml\"/></Relationships>";
+    let header = b"<?xml version=\"1.0\"?><w:hdr \
+        xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">\
+        <w:p><w:r><w:t>header text</w:t></w:r></w:p></w:hdr>";
+    let d = zip_of(&[
+        ("[Content_Types].xml", CONTENT_TYPES),
+        ("word/document.xml", document),
+        ("word/_rels/document.xml.rels", rels),
+        ("word/header1.xml", header),
+    ]);
+    // Room for the relationships and the body, not for the header.
+    let cap = (rels.len() + document.len() + header.len() / 2) as u64;
+    let (full, cut) = check_decompression_cap("docx", &d, cap);
+    assert_eq!(full, "body text\nheader text\n");
+    assert_eq!(cut, "body text\n");
+    assert_eq!(check_output_cap("docx", &d, 5), "body ");
+
+    // pptx: the first slide fits, the second does not.
+    let presentation = b"<p:presentation/>";
+    let first = b"<p:sld><a:p><a:r><a:t>first</a:t></a:r></a:p></p:sld>";
+    let second = b"<p:sld><a:p><a:r><a:t>second</a:t></a:r></a:p></p:sld>";
+    let p = zip_of(&[
+        ("ppt/presentation.xml", presentation),
+        ("ppt/slides/slide1.xml", first),
+        ("ppt/slides/slide2.xml", second),
+    ]);
+    let cap = (presentation.len() + first.len() + second.len() / 2) as u64;
+    let (full, cut) = check_decompression_cap("pptx", &p, cap);
+    assert_eq!(full, "first\nsecond\n");
+    assert_eq!(cut, "first\n");
+    assert_eq!(check_output_cap("pptx", &p, 3), "fir");
+
+    // xlsx: the parts' declared sizes are checked before anything is read.
+    let x = xlsx(&rows(2));
+    let (_, cut) = check_decompression_cap("xlsx", &x, 100);
+    assert_eq!(cut, "");
+    assert_eq!(check_output_cap("xlsx", &x, 7), "Data\nit");
 }
 
 #[test]

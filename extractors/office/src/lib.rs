@@ -3,7 +3,6 @@
 mod docx;
 mod numfmt;
 mod ooxml;
-pub mod package;
 mod pptx;
 mod xlsx;
 

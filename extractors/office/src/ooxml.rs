@@ -1,7 +1,10 @@
-//! What the OOXML formats share: detection by the main part's name among the ZIP entries, and the
-//! [`Flow`] that turns paragraph, cell and row boundaries into line breaks and tabs.
+//! What the OOXML formats share: detection by the main part's name among the ZIP entries, OPC
+//! relationships, and the [`Flow`] that turns paragraph, cell and row boundaries into line breaks
+//! and tabs.
 
 use inlet_core::extract::{ExtractError, Probe, TextSink};
+use inlet_extract_support::package::{self, Package};
+use quick_xml::events::Event;
 
 /// Detection score when the package has the format's main part.
 const MAIN_PART_SCORE: u8 = 95;
@@ -12,6 +15,62 @@ pub(crate) fn score(probe: &Probe<'_>, main_part: &str) -> u8 {
         MAIN_PART_SCORE
     } else {
         0
+    }
+}
+
+/// One `Relationship` of an OPC `.rels` part.
+#[derive(Debug, Clone)]
+pub(crate) struct Relationship {
+    /// `Id`, e.g. `rId3`.
+    pub(crate) id: String,
+    /// The last segment of `Type`, e.g. `header`, `slide`, `notesSlide`.
+    pub(crate) kind: String,
+    /// The target part name, resolved against the source part's folder.
+    pub(crate) target: String,
+}
+
+/// The relationships of `part` (read from `<folder>/_rels/<name>.rels`); empty when there are
+/// none. External targets (hyperlinks) are left out.
+pub(crate) fn relationships(
+    pkg: &mut Package<'_>,
+    part: &str,
+) -> Result<Vec<Relationship>, ExtractError> {
+    let base = package::folder(part);
+    let name = &part[base.len()..];
+    let rels_name = format!("{base}_rels/{name}.rels");
+    if !pkg.has(&rels_name) {
+        return Ok(Vec::new());
+    }
+    let mut reader = pkg.xml(&rels_name)?;
+    let mut buf = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf) {
+            Ok(Event::Start(e) | Event::Empty(e)) if e.local_name().as_ref() == "Relationship" => {
+                if package::attr(&e, "TargetMode")
+                    .is_some_and(|m| m.eq_ignore_ascii_case("External"))
+                {
+                    continue;
+                }
+                let (Some(id), Some(kind), Some(target)) = (
+                    package::attr(&e, "Id"),
+                    package::attr(&e, "Type"),
+                    package::attr(&e, "Target"),
+                ) else {
+                    continue;
+                };
+                let kind = kind.rsplit('/').next().unwrap_or_default().to_owned();
+                out.push(Relationship {
+                    id,
+                    kind,
+                    target: package::resolve(base, &target),
+                });
+            }
+            Ok(Event::Eof) => return Ok(out),
+            Ok(_) => {}
+            Err(e) => return Err(package::xml_error(&e)),
+        }
+        buf.clear();
     }
 }
 

@@ -2,15 +2,11 @@
 //! its relationships), each slide's text frames and tables followed by its speaker notes.
 //! Without a usable slide list, the slide parts are read in the order of their numbers.
 
-use inlet_core::extract::{
-    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
-};
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_extract_support::package::{self, DEADLINE_EVERY_EVENTS, Damage, Package};
 use quick_xml::{events::Event, name::QName};
 
-use crate::{
-    ooxml::{self, Flow},
-    package::{self, DEADLINE_EVERY_EVENTS, Damage, Package},
-};
+use crate::ooxml::{self, Flow};
 
 /// The presentation part.
 const PRESENTATION: &str = "ppt/presentation.xml";
@@ -20,13 +16,13 @@ struct Pptx;
 
 impl Extractor for Pptx {
     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-        extract(input, sink, MAX_DECOMPRESSED_BYTES)
+        extract(input, sink)
     }
 }
 
-/// Extracts with an explicit decompression budget.
-pub(crate) fn extract(input: &[u8], sink: &mut TextSink, budget: u64) -> Result<(), ExtractError> {
-    let mut pkg = Package::open(input, budget)?;
+/// Extracts under the sink's decompression budget.
+fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
     let mut damage = Damage::default();
     let slides = match slide_order(&mut pkg) {
         Ok(slides) if !slides.is_empty() => slides,
@@ -43,7 +39,7 @@ pub(crate) fn extract(input: &[u8], sink: &mut TextSink, budget: u64) -> Result<
             continue;
         }
         damage.note(text_part(&mut pkg, slide, sink))?;
-        let notes = match package::relationships(&mut pkg, slide) {
+        let notes = match ooxml::relationships(&mut pkg, slide) {
             Ok(rels) => rels
                 .into_iter()
                 .filter(|r| r.kind == "notesSlide")
@@ -66,7 +62,7 @@ pub(crate) fn extract(input: &[u8], sink: &mut TextSink, budget: u64) -> Result<
 /// Slide part names in presentation order: `p:sldId` relationship ids mapped through the
 /// presentation's relationships.
 fn slide_order(pkg: &mut Package<'_>) -> Result<Vec<String>, ExtractError> {
-    let rels = package::relationships(pkg, PRESENTATION)?;
+    let rels = ooxml::relationships(pkg, PRESENTATION)?;
     let mut reader = pkg.xml(PRESENTATION)?;
     let mut buf = Vec::new();
     let mut order = Vec::new();

@@ -1,8 +1,9 @@
 //! Excel workbooks (`xlsx`), read with `calamine`: every sheet in workbook order, its name on a
 //! line, then one line per row with cells separated by tabs. Numbers print in their cell's number
 //! format when it is a common one (decimals, thousands separators, percentages, currency,
-//! parentheses for negatives; see `numfmt`), else without a trailing `.0`; dates as ISO 8601 (`2023-06-30`, with the time when there is one), durations as
-//! `[h]:mm:ss`, booleans as `TRUE`/`FALSE`, errors as Excel shows them (`#DIV/0!`).
+//! parentheses for negatives; see `numfmt`), else without a trailing `.0`; dates as ISO 8601
+//! (`2023-06-30`, with the time when there is one), durations as `[h]:mm:ss`, booleans as
+//! `TRUE`/`FALSE`, errors as Excel shows them (`#DIV/0!`).
 //!
 //! `calamine` inflates the parts it reads without a limit of ours, but through the same `zip`
 //! crate, which fails any read past an entry's declared uncompressed size. So the declared sizes
@@ -12,16 +13,10 @@
 use std::{collections::HashMap, io::Cursor};
 
 use calamine::{CellErrorType, DataRef, ExcelDateTime, Reader as _, Xlsx, XlsxError};
-use inlet_core::extract::{
-    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
-};
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_extract_support::package::{Damage, Package};
 
-use crate::{
-    numfmt::NumberFormat,
-    ooxml,
-    package::{Damage, Package},
-    pptx,
-};
+use crate::{numfmt::NumberFormat, ooxml, pptx};
 
 /// The workbook part.
 const WORKBOOK: &str = "xl/workbook.xml";
@@ -34,12 +29,13 @@ struct XlsxExtractor;
 
 impl Extractor for XlsxExtractor {
     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-        extract(input, sink, MAX_DECOMPRESSED_BYTES)
+        extract(input, sink)
     }
 }
 
-/// Extracts with an explicit decompression budget.
-pub(crate) fn extract(input: &[u8], sink: &mut TextSink, budget: u64) -> Result<(), ExtractError> {
+/// Extracts under the sink's decompression budget.
+fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let budget = sink.max_decompressed_bytes();
     let mut pkg = Package::open(input, budget)?;
     vet(&pkg, budget)?;
     let mut book: Xlsx<_> = Xlsx::new(Cursor::new(input)).map_err(calamine_error)?;

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use inlet_core::extract::{Limits, MAX_DECOMPRESSED_BYTES, TextSink};
+use inlet_core::extract::{Limits, TextSink};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,7 +28,7 @@ fn main() {
         for _ in 0..runs {
             let mut sink = TextSink::new(&Limits::default());
             let start = Instant::now();
-            result = inlet_extract_pdf::extract(&bytes, &mut sink, MAX_DECOMPRESSED_BYTES);
+            result = inlet_extract_pdf::extract(&bytes, &mut sink);
             times.push(start.elapsed().as_secs_f64() * 1000.0);
             text = sink.into_text();
         }

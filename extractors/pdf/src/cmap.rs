@@ -3,7 +3,10 @@
 
 use std::collections::HashMap;
 
-use crate::object::{Lexer, Object, Token};
+use crate::{
+    encoding::{glyph_to_unicode, utf16be},
+    object::{Lexer, Object, Token},
+};
 
 /// Entries read from one CMap at most (a hostile CMap could list millions).
 const MAX_ENTRIES: usize = 200_000;
@@ -26,21 +29,6 @@ fn code_of(bytes: &[u8]) -> Option<(u8, u32)> {
     }
     let v = bytes.iter().fold(0u32, |acc, &b| acc << 8 | u32::from(b));
     Some((bytes.len() as u8, v))
-}
-
-/// Decodes UTF-16BE text (a lone odd byte is taken as a code unit by itself).
-pub(crate) fn utf16be(bytes: &[u8]) -> String {
-    let units: Vec<u16> = if bytes.len() % 2 == 1 && bytes.len() == 1 {
-        vec![u16::from(bytes[0])]
-    } else {
-        bytes
-            .chunks(2)
-            .map(|c| u16::from(c[0]) << 8 | u16::from(c.get(1).copied().unwrap_or(0)))
-            .collect()
-    };
-    char::decode_utf16(units)
-        .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
-        .collect()
 }
 
 fn units_of(bytes: &[u8]) -> Vec<u16> {
@@ -100,9 +88,7 @@ impl CMap {
                                 };
                                 let text = match &pair[1] {
                                     Object::Str(dst) => utf16be(dst),
-                                    Object::Name(n) => {
-                                        crate::encoding::glyph_to_unicode(n).unwrap_or_default()
-                                    }
+                                    Object::Name(n) => glyph_to_unicode(n).unwrap_or_default(),
                                     _ => continue,
                                 };
                                 cmap.chars.insert(code, text.into_boxed_str());

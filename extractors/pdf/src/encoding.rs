@@ -2,7 +2,7 @@
 //! glyph name to Unicode (Adobe Glyph List, `uniXXXX`, `uXXXX`, suffixes and ligature names),
 //! and the standard 14 fonts' widths.
 
-use crate::tables::{GLYPH_LIST, MAC_ROMAN, PDF_DOC, STANDARD, STD14_WIDTHS, WIN_ANSI};
+use crate::generated::{GLYPH_LIST, MAC_ROMAN, PDF_DOC, STANDARD, STD14_WIDTHS, WIN_ANSI};
 
 /// A named base encoding of a simple font.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +42,7 @@ impl BaseEncoding {
 /// PDFDocEncoding.
 pub(crate) fn text_string(bytes: &[u8]) -> String {
     if let Some(rest) = bytes.strip_prefix(&[0xfe, 0xff]) {
-        return crate::cmap::utf16be(rest);
+        return utf16be(rest);
     }
     if let Some(rest) = bytes.strip_prefix(&[0xef, 0xbb, 0xbf]) {
         return String::from_utf8_lossy(rest).into_owned();
@@ -55,6 +55,21 @@ pub(crate) fn text_string(bytes: &[u8]) -> String {
                 .and_then(|s| s.chars().next())
                 .unwrap_or(char::from(b))
         })
+        .collect()
+}
+
+/// Decodes UTF-16BE text (a lone odd byte is taken as a code unit by itself).
+pub(crate) fn utf16be(bytes: &[u8]) -> String {
+    let units: Vec<u16> = if bytes.len() % 2 == 1 && bytes.len() == 1 {
+        vec![u16::from(bytes[0])]
+    } else {
+        bytes
+            .chunks(2)
+            .map(|c| u16::from(c[0]) << 8 | u16::from(c.get(1).copied().unwrap_or(0)))
+            .collect()
+    };
+    char::decode_utf16(units)
+        .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
         .collect()
 }
 

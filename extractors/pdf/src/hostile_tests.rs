@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use inlet_core::extract::{ExtractError, Limits};
-use inlet_extract_testkit::{CORPUS, noise, survives};
+use inlet_extract_testkit::{CORPUS, check_decompression_cap, check_output_cap, noise, survives};
 
 use crate::testutil::{
     build_pdf, deflate, one_page, one_page_with, run, run_with, stream, with_cap,
@@ -128,6 +128,28 @@ fn a_flate_bomb_stops_at_the_decompression_cap() {
     // A cap above the bomb's size lets it through: the cap is what stopped it.
     let (r, _) = run_with(&pdf, &with_cap(128 << 20));
     assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
+fn configured_limits_cut_the_output() {
+    let font = "/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica \
+                /Encoding /WinAnsiEncoding >> >> >>";
+    let first = b"BT /F1 12 Tf 72 700 Td (first page) Tj ET";
+    let second = b"BT /F1 12 Tf 72 700 Td (second page) Tj ET";
+    let pdf = build_pdf(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>".to_vec(),
+        format!("<< /Type /Page /Parent 2 0 R /Contents 4 0 R {font} >>").into_bytes(),
+        stream("/Filter /FlateDecode", &deflate(first)),
+        format!("<< /Type /Page /Parent 2 0 R /Contents 6 0 R {font} >>").into_bytes(),
+        stream("/Filter /FlateDecode", &deflate(second)),
+    ]);
+    // Room for the first page's content stream, not for the second's.
+    let cap = (first.len() + second.len() / 2) as u64;
+    let (full, cut) = check_decompression_cap("pdf", &pdf, cap);
+    assert_eq!(full, "first page\nsecond page\n");
+    assert_eq!(cut, "first page\n");
+    assert_eq!(check_output_cap("pdf", &pdf, 5), "first");
 }
 
 #[test]

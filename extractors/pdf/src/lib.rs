@@ -7,9 +7,9 @@ mod doc;
 mod encoding;
 mod filter;
 mod font;
+mod generated;
 mod layout;
 mod object;
-mod tables;
 mod truetype;
 
 #[cfg(test)]
@@ -23,9 +23,7 @@ mod memory_tests;
 #[cfg(test)]
 mod testutil;
 
-use inlet_core::extract::{
-    ExtractError, Extractor, ExtractorInfo, MAX_DECOMPRESSED_BYTES, Probe, TextSink,
-};
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 
 /// Bytes at the start of a file searched for the `%PDF-` header.
 pub const HEADER_WINDOW: usize = 1024;
@@ -50,7 +48,7 @@ pub struct PdfExtractor;
 
 impl Extractor for PdfExtractor {
     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-        extract(input, sink, MAX_DECOMPRESSED_BYTES)
+        extract(input, sink)
     }
 }
 
@@ -62,21 +60,16 @@ inventory::submit! {
     }
 }
 
-/// Extracts the text layer of `input` into `sink`, decompressing at most `max_decompressed`
-/// bytes in total. Pages are written one at a time; a damaged file yields what was readable and
-/// then [`ExtractError::Malformed`].
-pub fn extract(
-    input: &[u8],
-    sink: &mut TextSink,
-    max_decompressed: u64,
-) -> Result<(), ExtractError> {
-    let doc = doc::Document::open(input, max_decompressed)?;
+/// Extracts the text layer of `input` into `sink`, decompressing at most the sink's
+/// [`TextSink::max_decompressed_bytes`] in total. Pages are written one at a time; a damaged file
+/// yields what was readable and then [`ExtractError::Malformed`].
+pub fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let doc = doc::Document::open(input, sink.max_decompressed_bytes())?;
     let pages = doc.pages();
     let mut interp = content::Interpreter::new(&doc);
     for page in &pages {
         sink.check_deadline()?;
-        let room = sink_room(sink);
-        interp.max_glyphs = room.saturating_add(PAGE_GLYPH_SLACK);
+        interp.max_glyphs = sink.remaining().saturating_add(PAGE_GLYPH_SLACK);
         interp.run_page(page, sink)?;
         let text = layout::page_text(&interp.page);
         if !text.is_empty() {
@@ -95,11 +88,4 @@ pub fn extract(
         ));
     }
     Ok(())
-}
-
-/// Characters the sink still takes.
-fn sink_room(sink: &TextSink) -> usize {
-    inlet_core::extract::MAX_CHARS
-        .max(sink.chars())
-        .saturating_sub(sink.chars())
 }

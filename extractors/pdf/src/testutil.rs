@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use inlet_core::extract::{ExtractError, Limits, TextSink};
+use inlet_core::extract::{ExtractError, Limits};
 
 /// Writes a PDF whose object `i + 1` has body `objects[i]` (object 1 must be the catalog), with
 /// a correct cross-reference table.
@@ -65,12 +65,9 @@ pub(crate) fn one_page_with(content_dict: &str, content: &[u8], extra: &[Vec<u8>
     build_pdf(&objects)
 }
 
-/// Runs [`crate::extract`] under `limits`, decompression cap included (the registered extractor
-/// always uses the default cap): the result and the text.
+/// Runs the registered `pdf` extractor under `limits`: the result and the text.
 pub(crate) fn run_with(bytes: &[u8], limits: &Limits) -> (Result<(), ExtractError>, String) {
-    let mut sink = TextSink::new(limits);
-    let r = crate::extract(bytes, &mut sink, limits.max_decompressed_bytes);
-    (r, sink.into_text())
+    inlet_extract_testkit::run_with("pdf", bytes, limits)
 }
 
 /// Runs the registered `pdf` extractor with default limits: the result and the text.

@@ -121,7 +121,7 @@ fn post_names(font: &[u8]) -> Option<Vec<String>> {
     let post = table(font, b"post")?;
     match u32_at(font, post)? {
         0x0001_0000 => Some(
-            crate::tables::MAC_GLYPH_ORDER
+            crate::generated::MAC_GLYPH_ORDER
                 .iter()
                 .map(|n| (*n).to_owned())
                 .collect(),
@@ -148,7 +148,7 @@ fn post_names(font: &[u8]) -> Option<Vec<String>> {
                 indices
                     .iter()
                     .map(|&i| match usize::from(i) {
-                        i if i < 258 => crate::tables::MAC_GLYPH_ORDER[i].to_owned(),
+                        i if i < 258 => crate::generated::MAC_GLYPH_ORDER[i].to_owned(),
                         i => names.get(i - 258).cloned().unwrap_or_default(),
                     })
                     .collect(),
@@ -246,7 +246,7 @@ pub(crate) fn is_truetype_without_cmap(font: &[u8]) -> bool {
 
 /// Glyph id → character per the standard Macintosh glyph order.
 pub(crate) fn mac_glyph_order_unicode() -> HashMap<u16, char> {
-    crate::tables::MAC_GLYPH_ORDER
+    crate::generated::MAC_GLYPH_ORDER
         .iter()
         .enumerate()
         .skip(3)

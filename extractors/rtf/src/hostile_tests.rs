@@ -8,7 +8,10 @@ use inlet_core::extract::{ExtractError, Limits};
 
 use crate::{
     parser::MAX_DEPTH,
-    testutil::{capped, detect, documents, noise, run, run_with, survives, text, truncations},
+    testutil::{
+        capped, check_output_cap, detect, documents, noise, run, run_with, survives, text,
+        truncations,
+    },
 };
 
 #[test]
@@ -106,6 +109,13 @@ fn empty_and_random_bytes_fail_fast_without_panic() {
         let _ = survives("random tokens", 1.0, || run("rtf", rtf.as_bytes()));
     }
     let _ = survives("empty", 1.0, || run("rtf", b""));
+}
+
+#[test]
+fn configured_limits_cut_the_output() {
+    // RTF holds nothing compressed: the output cap is the limit that applies.
+    let rtf = b"{\\rtf1\\ansi First paragraph.\\par Second one.\\par}";
+    assert_eq!(check_output_cap("rtf", rtf, 5), "First");
 }
 
 #[test]

@@ -9,11 +9,13 @@
 //!   facade's `extract-bench` so the figures compare.
 //! - [`detect`], [`run`], [`text`], [`capped`]: run whatever extractors are linked into the test
 //!   binary through their `inventory` registrations, as the facade would.
+//! - [`check_output_cap`] and [`check_decompression_cap`]: the configured [`Limits`], not a
+//!   default, cut an extractor's output.
 //! - [`corpus_tests!`]: the standard corpus test functions for a crate's formats.
 //! - [`check_regressions`] and [`fuzz_all`]: the regression test and fuzz target bodies.
 //!
-//! It is a dev-dependency of the extractor crates (and a dependency of the facade's benchmark
-//! binary); nothing at run time in the server uses it.
+//! It is a dev-dependency of the extractor crates (the facade's `extract-bench` example uses it
+//! too); nothing at run time in the server uses it.
 
 use std::{
     collections::HashMap,
@@ -199,6 +201,56 @@ pub fn capped(id: &str, bytes: &[u8], max_chars: usize) -> (String, bool) {
     };
     let (result, text) = run_with(id, bytes, &limits);
     (text, matches!(result, Err(ExtractError::Full)))
+}
+
+/// Runs `id`'s extractor with default limits and then under `limits`, and checks that the
+/// configured limit is what cut the output: the default run succeeds, the limited one stops with
+/// an error that `stopped` accepts, and its text is a strict prefix of the full text. Returns the
+/// full text and the cut one.
+pub fn cut_by(
+    id: &str,
+    bytes: &[u8],
+    limits: &Limits,
+    stopped: fn(&ExtractError) -> bool,
+) -> (String, String) {
+    let full = text(id, bytes);
+    let (result, cut) = run_with(id, bytes, limits);
+    match &result {
+        Err(e) if stopped(e) => {}
+        other => panic!("{id}: {other:?} under {limits:?}"),
+    }
+    assert!(
+        cut.len() < full.len() && full.starts_with(&cut),
+        "{id}: {cut:?} is not a strict prefix of {full:?}"
+    );
+    (full, cut)
+}
+
+/// [`cut_by`] an output cap of `max_chars` characters: the text stops at exactly that many.
+pub fn check_output_cap(id: &str, bytes: &[u8], max_chars: usize) -> String {
+    let limits = Limits {
+        max_chars,
+        ..Limits::default()
+    };
+    let (_, cut) = cut_by(id, bytes, &limits, |e| matches!(e, ExtractError::Full));
+    assert_eq!(cut.chars().count(), max_chars, "{id}");
+    cut
+}
+
+/// [`cut_by`] a decompression cap of `max_decompressed_bytes`: the extractor stops with
+/// [`ExtractError::LimitExceeded`], keeping what it wrote before. Returns the full and cut texts.
+pub fn check_decompression_cap(
+    id: &str,
+    bytes: &[u8],
+    max_decompressed_bytes: u64,
+) -> (String, String) {
+    let limits = Limits {
+        max_decompressed_bytes,
+        ..Limits::default()
+    };
+    cut_by(id, bytes, &limits, |e| {
+        matches!(e, ExtractError::LimitExceeded(_))
+    })
 }
 
 /// The documents of the corpus folder `folder` (oracles left out), sorted.

@@ -13,6 +13,8 @@ mod xml;
 
 #[cfg(test)]
 mod corpus_tests;
+#[cfg(test)]
+mod limits_tests;
 
 #[cfg(test)]
 use inlet_extract_testkit as testutil;

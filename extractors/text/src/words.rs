@@ -1,5 +1,6 @@
 //! Writing markup text into a sink with whitespace collapsed: runs of spaces, tabs and newlines
-//! inside a text node become one space, and block boundaries become line breaks.
+//! inside a text node become one space, and block boundaries become line breaks. The collapsing
+//! is `inlet-extract-support`'s; control characters are blanked out here.
 
 use inlet_core::extract::{ExtractError, TextSink};
 
@@ -7,36 +8,17 @@ use crate::decode;
 
 /// Whitespace state between pieces of text written to a sink.
 #[derive(Debug, Default)]
-pub(crate) struct Words {
-    /// Whitespace was seen since the last word: the next word is preceded by a space.
-    pending_space: bool,
-}
+pub(crate) struct Words(inlet_extract_support::words::Words);
 
 impl Words {
     /// Writes `text` with its whitespace collapsed; words split across calls stay joined.
     pub fn text(&mut self, sink: &mut TextSink, text: &str) -> Result<(), ExtractError> {
-        for (i, word) in text.split(char::is_whitespace).enumerate() {
-            if i > 0 {
-                self.pending_space = true;
-            }
-            if word.is_empty() {
-                continue;
-            }
-            if self.pending_space {
-                sink.space()?;
-                self.pending_space = false;
-            }
-            sink.push(&decode::without_controls(word))?;
-        }
-        Ok(())
+        self.0.text_with(sink, text, decode::without_controls)
     }
 
     /// Writes `text` keeping its line breaks (preformatted text); CR is dropped.
     pub fn preformatted(&mut self, sink: &mut TextSink, text: &str) -> Result<(), ExtractError> {
-        if self.pending_space {
-            sink.space()?;
-            self.pending_space = false;
-        }
+        self.0.write_pending_space(sink)?;
         let text = decode::without_controls(text);
         if text.contains('\r') {
             sink.push(&text.replace("\r\n", "\n").replace('\r', "\n"))
@@ -47,23 +29,17 @@ impl Words {
 
     /// Separates words (as whitespace in the source would).
     pub fn space(&mut self) {
-        self.pending_space = true;
+        self.0.space();
     }
 
     /// Ends the current line.
     pub fn line_break(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
-        self.pending_space = false;
-        sink.line_break()
+        self.0.line_break(sink)
     }
 
     /// Separates table cells on one line with a tab.
     pub fn cell(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
-        self.pending_space = false;
-        let text = sink.as_str();
-        if text.is_empty() || text.ends_with(['\n', '\t']) {
-            return Ok(());
-        }
-        sink.push("\t")
+        self.0.cell(sink)
     }
 }
 

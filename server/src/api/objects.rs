@@ -3,14 +3,12 @@
 use std::future::Future;
 
 use inlet_core::{
-    Error, ingest, input,
-    record::{self, Extraction, RecordKey, RecordWrite, Touch, UploadDecision},
+    ingest::{self, write},
+    input,
+    record::{self, RecordKey},
     source::{Field, ObjectDataType, ObjectType, SourceDataType},
     structured,
-    sync::SyncEvent,
-    tag::{self, Tags},
     title::normalize_title,
-    token::Principal,
 };
 use poem::web::Data;
 use poem_openapi::{
@@ -24,7 +22,6 @@ use super::{
     ApiTags,
     dto::{ExtractionOut, RecordMetadata, RecordOut},
     object_type,
-    syncs::ensure_open,
 };
 use crate::{
     auth::Auth,
@@ -101,166 +98,77 @@ fn structured_parts(ot: &ObjectType, parts: Vec<Part>) -> Result<(Part, Part, Fi
     Ok((json, file, field))
 }
 
-/// What a write stores when its content is (re)built.
-struct Content {
-    title: String,
-    /// The file name as uploaded (RECORD).
-    file_name: Option<String>,
-    url: Option<String>,
-    content: String,
-    extraction: Extraction,
-    /// Whether a file was extracted for this write (the answer then says how it went).
-    extracted_file: bool,
-}
-
-/// The parts of a write every record endpoint shares.
-struct Write<'a> {
-    state: &'a AppState,
-    principal: &'a Principal,
-    key: RecordKey,
-    sync_number: Option<i64>,
-    checksum: Option<String>,
-    tags: Tags,
-}
-
-impl Write<'_> {
-    /// Stores the write: a checksum equal to the stored one only touches the record (200 with
-    /// current metadata, `build` never runs); otherwise `build` makes the content and the record
-    /// is created (201) or updated (200).
-    async fn store<F>(self, build: F) -> Result<Uploaded, ApiError>
-    where
-        F: Future<Output = Result<Content, ApiError>>,
-    {
-        let records = &self.state.records;
-        let existing = match records.get_record(&self.key).await {
-            Ok(r) => Some(r),
-            Err(Error::NotFound(_)) => None,
-            Err(e) => return Err(e.into()),
-        };
-        if record::decide_upload(existing.as_ref(), self.checksum.as_deref())
-            == UploadDecision::Unchanged
-        {
-            let touch = Touch {
-                sync_number: self.sync_number,
-                if_match: self.checksum.clone(),
-                event: SyncEvent::Unchanged,
-            };
-            match records.touch_record(&self.key, touch).await {
-                Ok(record) => return Ok(Uploaded::Ok(Json((&record).into()))),
-                // Changed or removed since we looked: store this write instead.
-                Err(Error::PreconditionFailed(_) | Error::NotFound(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        let content = build.await?;
-        let reported = content
-            .extracted_file
-            .then(|| ExtractionOut::from(&content.extraction));
-        let failed = content.extracted_file && content.extraction.failure.is_some();
-        let scope = self.key.scope;
-        let outcome = records
-            .put_record(RecordWrite {
-                key: self.key,
-                sync_number: self.sync_number,
-                title: content.title,
-                file_name: content.file_name,
-                url: content.url,
-                content: content.content,
-                tags: self.tags,
-                external_checksum: self.checksum,
-                extraction: content.extraction,
-                modified_by: self.principal.email.clone(),
-            })
-            .await?;
-        let meta = Json(RecordMetadata {
-            extraction: reported,
-            ..RecordMetadata::from(&outcome.record)
-        });
-        if failed {
-            // The record as the upload answered it (with `extraction`), and where it lives.
-            let data = serde_json::json!({
-                "sourceId": scope.source_id,
-                "objectTypeId": scope.object_type_id,
-                "externalId": outcome.record.external_id,
-                "record": poem_openapi::types::ToJSON::to_json(&meta.0),
-            });
-            crate::webhooks::emit(
-                self.state,
-                scope.workspace_id,
-                inlet_core::webhook::Event::RecordExtractionFailed,
-                data,
-            )
-            .await;
-        }
-        Ok(if outcome.created {
-            Uploaded::Created(meta)
-        } else {
-            Uploaded::Ok(meta)
-        })
-    }
-}
-
-/// Checks shared by the upload and JSON push: credentials, source (trackStatus), object type,
-/// externalId, tags and the sync number.
+/// Checks shared by the upload and JSON push (credentials, the object type, then
+/// [`write::prepare`]): answers the object type and the checked write.
 #[allow(clippy::too_many_arguments)]
-async fn prepare<'a>(
-    state: &'a AppState,
-    auth: &'a Auth,
+async fn prepare(
+    state: &AppState,
+    auth: &Auth,
     source_id: Uuid,
     object_type_id: Uuid,
-    external_id: String,
+    external_id: &str,
     sync_number: Option<i64>,
-    checksum: Option<String>,
+    checksum: Option<&str>,
     external_url: Option<&str>,
     tag_headers: &[String],
-) -> Result<(ObjectType, Write<'a>), ApiError> {
+) -> Result<(ObjectType, write::Write), ApiError> {
     let principal = auth.writer()?;
     let (source, ot, scope) = object_type(state, principal, source_id, object_type_id).await?;
-    if !source.track_status {
-        return Err(ApiError::not_found(
-            "this source was created without trackStatus=true and accepts no uploads",
-        ));
-    }
-    let key = record_key(scope, external_id)?;
-    if let Some(c) = &checksum {
-        input::check_checksum("externalChecksum", c)?;
-    }
-    if let Some(url) = external_url {
-        input::check_url("externalUrl", url)?;
-    }
-    let tags = tag::parse_tags(&ot, tag_headers.iter().map(|t| t.as_bytes()))?;
-    for (tag_id, values) in &tags {
-        if !inlet_core::folder::is_folder_tag(&ot, tag_id) {
-            continue;
-        }
-        for value in values {
-            if let tag::TagValue::Text(folder) = value
-                && !state
-                    .records
-                    .folder_exists(source_id, tag_id, folder)
-                    .await?
-            {
-                return Err(ApiError::not_found(format!(
-                    "folder '{folder}' of tag '{tag_id}' not found; create it with PUT \
-                     /api/v1/sources/{{sourceId}}/tagconfigs/{{tagConfigId}}/hierarchies/{{externalId}}"
-                )));
-            }
-        }
-    }
-    if let Some(n) = sync_number {
-        ensure_open(state, scope, n).await?;
-    }
-    Ok((
-        ot,
-        Write {
+    let request = write::Request {
+        external_id,
+        sync_number,
+        checksum,
+        external_url,
+        tag_headers,
+        modified_by: &principal.email,
+    };
+    let checked = write::prepare(&*state.records, &source, &ot, scope, request).await?;
+    Ok((ot, checked))
+}
+
+/// Stores a checked write and answers as the upload does: 200 with current metadata when the
+/// checksum was unchanged, else 201 (created) or 200 with how extraction went when a file was
+/// extracted; a failed extraction also queues its webhook event.
+async fn store<F>(
+    state: &AppState,
+    checked: write::Write,
+    extracted_file: bool,
+    build: F,
+) -> Result<Uploaded, ApiError>
+where
+    F: Future<Output = Result<write::Content, ApiError>>,
+{
+    let scope = checked.key.scope;
+    let outcome = match write::store(&*state.records, checked, build).await? {
+        write::Stored::Unchanged(record) => return Ok(Uploaded::Ok(Json((&record).into()))),
+        write::Stored::Written(outcome) => outcome,
+    };
+    let extraction = &outcome.record.extraction;
+    let meta = Json(RecordMetadata {
+        extraction: extracted_file.then(|| ExtractionOut::from(extraction)),
+        ..RecordMetadata::from(&outcome.record)
+    });
+    if extracted_file && extraction.failure.is_some() {
+        // The record as the upload answered it (with `extraction`), and where it lives.
+        let data = serde_json::json!({
+            "sourceId": scope.source_id,
+            "objectTypeId": scope.object_type_id,
+            "externalId": outcome.record.external_id,
+            "record": poem_openapi::types::ToJSON::to_json(&meta.0),
+        });
+        crate::webhooks::emit(
             state,
-            principal,
-            key,
-            sync_number,
-            checksum,
-            tags,
-        },
-    ))
+            scope.workspace_id,
+            inlet_core::webhook::Event::RecordExtractionFailed,
+            data,
+        )
+        .await;
+    }
+    Ok(if outcome.created {
+        Uploaded::Created(meta)
+    } else {
+        Uploaded::Ok(meta)
+    })
 }
 
 fn json_record(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
@@ -268,27 +176,6 @@ fn json_record(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
         ApiError::bad_request(format!(
             "the '{FILE_PART}' part must hold the record's JSON: {e}"
         ))
-    })
-}
-
-fn structured_content(
-    ot: &ObjectType,
-    record: &serde_json::Value,
-    external_url: Option<String>,
-    extraction: Option<Extraction>,
-) -> Result<Content, ApiError> {
-    let built = structured::build(ot, record)?;
-    let extracted_file = extraction.is_some();
-    Ok(Content {
-        title: built.title,
-        file_name: None,
-        url: built.url.or(external_url),
-        extracted_file,
-        extraction: Extraction {
-            chars: built.content.chars().count() as u64,
-            ..extraction.unwrap_or_default()
-        },
-        content: built.content,
     })
 }
 
@@ -325,55 +212,60 @@ impl ObjectsApi {
         tags: Header<Vec<String>>,
         body: FileUpload,
     ) -> Result<Uploaded, ApiError> {
-        let (ot, write) = prepare(
+        let (ot, checked) = prepare(
             &state,
             &auth,
             source_id.0,
             object_type_id.0,
-            external_id.0,
+            &external_id.0,
             sync_number.0,
-            external_checksum.0,
+            external_checksum.0.as_deref(),
             external_url.0.as_deref(),
             &tags.0,
         )
         .await?;
         let parts = body.parts(state.settings.max_upload_bytes).await?;
-        let label = format!("{}/{}/{}", source_id.0, ot.id, write.key.external_id);
+        let label = format!("{}/{}/{}", source_id.0, ot.id, checked.key.external_id);
         let external_url = external_url.0;
+        let state = &state;
         if ot.source_data_type == SourceDataType::Structured {
             let (json, file, field) = structured_parts(&ot, parts)?;
-            let state = &state;
-            return write
-                .store(async move {
-                    let bytes = tokio::task::spawn_blocking(move || json.file.read_all())
-                        .await
-                        .map_err(ApiError::internal)?
-                        .map_err(ApiError::internal)?;
-                    let mut record = json_record(&bytes)?;
-                    input::check_json("the record's JSON", &record)?;
-                    let extracted = extraction::extract(state, file.file, &label).await;
-                    structured::place_text(&mut record, &field.content_selector, extracted.text)?;
-                    structured_content(&ot, &record, external_url, Some(extracted.extraction))
-                })
-                .await;
+            return store(state, checked, true, async move {
+                let bytes = tokio::task::spawn_blocking(move || json.file.read_all())
+                    .await
+                    .map_err(ApiError::internal)?
+                    .map_err(ApiError::internal)?;
+                let mut record = json_record(&bytes)?;
+                input::check_json("the record's JSON", &record)?;
+                let extracted = extraction::extract(state, file.file, &label).await;
+                structured::place_text(&mut record, &field.content_selector, extracted.text)?;
+                Ok(write::structured_content(
+                    &ot,
+                    &record,
+                    external_url,
+                    Some(extracted.extraction),
+                )?)
+            })
+            .await;
         }
         let file = file_part(parts)?;
-        let title = normalize_title(file.file_name.as_deref().unwrap_or(&write.key.external_id));
+        let title = normalize_title(
+            file.file_name
+                .as_deref()
+                .unwrap_or(&checked.key.external_id),
+        );
         let file_name = file.file_name.clone();
-        let state = &state;
-        write
-            .store(async move {
-                let extracted = extraction::extract(state, file.file, &label).await;
-                Ok(Content {
-                    title,
-                    file_name,
-                    url: external_url,
-                    content: extracted.text,
-                    extraction: extracted.extraction,
-                    extracted_file: true,
-                })
+        store(state, checked, true, async move {
+            let extracted = extraction::extract(state, file.file, &label).await;
+            Ok(write::Content {
+                title,
+                file_name,
+                url: external_url,
+                content: extracted.text,
+                extraction: extracted.extraction,
             })
-            .await
+        })
+        .await
     }
 
     /// JSON push to a STRUCTURED object type: the body is the record's JSON; fields are read at
@@ -408,14 +300,14 @@ impl ObjectsApi {
         /// The record.
         body: Json<serde_json::Value>,
     ) -> Result<Uploaded, ApiError> {
-        let (ot, write) = prepare(
+        let (ot, checked) = prepare(
             &state,
             &auth,
             source_id.0,
             object_type_id.0,
-            external_id.0,
+            &external_id.0,
             sync_number.0,
-            external_checksum.0,
+            external_checksum.0.as_deref(),
             external_url.0.as_deref(),
             &tags.0,
         )
@@ -428,9 +320,10 @@ impl ObjectsApi {
         let record = body.0;
         input::check_json("the record's JSON", &record)?;
         let external_url = external_url.0;
-        write
-            .store(async move { structured_content(&ot, &record, external_url, None) })
-            .await
+        store(&state, checked, false, async move {
+            Ok(write::structured_content(&ot, &record, external_url, None)?)
+        })
+        .await
     }
 
     /// Read a record's metadata, including its externalChecksum (absent once removed).

@@ -1,7 +1,7 @@
 //! Sync runs (DESIGN 5): open, close, read back.
 
 use inlet_core::{
-    Error,
+    ingest,
     sync::{CloseOperation, SyncState},
     webhook::Event,
 };
@@ -45,10 +45,7 @@ impl SyncsApi {
     ) -> Result<Opened, ApiError> {
         let principal = auth.writer()?;
         let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let run = state
-            .records
-            .open_sync(scope, body.0.operation.into())
-            .await?;
+        let run = ingest::syncs::open(&*state.records, scope, body.0.operation.into()).await?;
         let n = run.sync_number;
         Ok(Opened::Created(Json(SyncOut::new(run, ot.name, n))))
     }
@@ -71,16 +68,16 @@ impl SyncsApi {
     ) -> Result<Json<SyncOut>, ApiError> {
         let principal = auth.writer()?;
         let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let guard = match body.0.allow_mass_removal {
-            Some(true) => None,
-            _ => ot
-                .complete_max_removal
-                .or(state.settings.complete_max_removal),
-        };
-        let run = state
-            .records
-            .close_sync_guarded(scope, sync_number.0, body.0.operation.into(), guard)
-            .await?;
+        let run = ingest::syncs::close(
+            &*state.records,
+            &ot,
+            scope,
+            sync_number.0,
+            body.0.operation.into(),
+            body.0.allow_mass_removal == Some(true),
+            state.settings.complete_max_removal,
+        )
+        .await?;
         if let Some(op) = run.close_operation {
             let label = match op {
                 CloseOperation::Complete => "COMPLETE",
@@ -148,20 +145,4 @@ impl SyncsApi {
                 .collect(),
         ))
     }
-}
-
-/// Fails with 409 unless `sync_number` is the object type's open sync (checked again atomically
-/// by the store when the write lands; this early check saves a pointless extraction).
-pub(super) async fn ensure_open(
-    state: &AppState,
-    scope: inlet_core::record::Scope,
-    sync_number: i64,
-) -> Result<(), ApiError> {
-    let open = match state.records.get_sync(scope, sync_number).await {
-        Ok(run) => (run.state == inlet_core::sync::SyncState::Open).then_some(sync_number),
-        Err(Error::NotFound(_)) => None,
-        Err(e) => return Err(e.into()),
-    };
-    inlet_core::sync::check_sync_number(open, sync_number)?;
-    Ok(())
 }

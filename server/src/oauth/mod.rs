@@ -17,7 +17,7 @@ use rand::Rng;
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
-use crate::{auth::hash_secret, problem::ApiError, state::AppState};
+use crate::{credentials::hash_secret, problem::ApiError, state::AppState};
 pub use token::OAuthApi;
 
 /// Name of the login-session cookie.

@@ -506,7 +506,8 @@ async fn verify_password(user: Option<&User>, password: String) -> bool {
         None => {
             let hash = NOBODY
                 .get_or_init(|| {
-                    crate::auth::hash_password(&Uuid::new_v4().to_string()).unwrap_or_default()
+                    crate::credentials::hash_password(&Uuid::new_v4().to_string())
+                        .unwrap_or_default()
                 })
                 .clone();
             // Verify against it, then refuse whatever the outcome.

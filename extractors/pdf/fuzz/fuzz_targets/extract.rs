@@ -14,11 +14,11 @@ fuzz_target!(|data: &[u8]| {
         deadline: Some(Instant::now() + Duration::from_secs(2)),
     };
     let mut sink = TextSink::new(&limits);
-    let _ = inlet_extract_pdf::extract(data, &mut sink, limits.max_decompressed_bytes);
+    let _ = inlet_extract_pdf::extract(data, &mut sink);
     if !data.starts_with(b"%PDF-") {
         let mut with_header = b"%PDF-1.7\n".to_vec();
         with_header.extend_from_slice(data);
         let mut sink = TextSink::new(&limits);
-        let _ = inlet_extract_pdf::extract(&with_header, &mut sink, limits.max_decompressed_bytes);
+        let _ = inlet_extract_pdf::extract(&with_header, &mut sink);
     }
 });

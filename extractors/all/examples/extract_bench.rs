@@ -1,8 +1,8 @@
 //! `extract-bench`: extraction throughput and recall on a corpus, ours and (optionally) the peers'.
 //!
 //! ```text
-//! cargo run --release -p inlet-extractors --bin extract-bench -- ../shared/corpus
-//! cargo run --release -p inlet-extractors --bin extract-bench -- ../shared/corpus \
+//! cargo run --release -p inlet-extractors --example extract-bench -- ../shared/corpus
+//! cargo run --release -p inlet-extractors --example extract-bench -- ../shared/corpus \
 //!     --peers target/peer-bench --markdown docs/extraction.md
 //! ```
 //!

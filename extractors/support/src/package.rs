@@ -1,7 +1,7 @@
-//! ZIP-based document packages (OOXML, and the OpenDocument and EPUB extractors that reuse this
-//! module) read under a decompression budget: every entry is read through a reader that counts
-//! the bytes it inflates against one budget for the whole file, so a zip bomb stops with
-//! [`ExtractError::LimitExceeded`] after at most that many bytes, whatever its headers declare.
+//! ZIP-based document packages (OOXML, OpenDocument, EPUB) read under a decompression budget:
+//! every entry is read through a reader that counts the bytes it inflates against one budget for
+//! the whole file, so a zip bomb stops with [`ExtractError::LimitExceeded`] after at most that
+//! many bytes, whatever its headers declare.
 
 use std::{
     borrow::Cow,
@@ -294,57 +294,6 @@ fn percent_decode(s: &str) -> Cow<'_, str> {
         i += 1;
     }
     Cow::Owned(String::from_utf8_lossy(&out).into_owned())
-}
-
-/// One `Relationship` of an OPC `.rels` part.
-#[derive(Debug, Clone)]
-pub struct Relationship {
-    /// `Id`, e.g. `rId3`.
-    pub id: String,
-    /// The last segment of `Type`, e.g. `header`, `slide`, `notesSlide`.
-    pub kind: String,
-    /// The target part name, resolved against the source part's folder.
-    pub target: String,
-}
-
-/// The relationships of `part` (read from `<folder>/_rels/<name>.rels`); empty when there are
-/// none. External targets (hyperlinks) are left out.
-pub fn relationships(pkg: &mut Package<'_>, part: &str) -> Result<Vec<Relationship>, ExtractError> {
-    let base = folder(part);
-    let name = &part[base.len()..];
-    let rels_name = format!("{base}_rels/{name}.rels");
-    if !pkg.has(&rels_name) {
-        return Ok(Vec::new());
-    }
-    let mut reader = pkg.xml(&rels_name)?;
-    let mut buf = Vec::new();
-    let mut out = Vec::new();
-    loop {
-        match reader.read_event_into(&mut buf) {
-            Ok(quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e))
-                if e.local_name().as_ref() == "Relationship" =>
-            {
-                if attr(&e, "TargetMode").is_some_and(|m| m.eq_ignore_ascii_case("External")) {
-                    continue;
-                }
-                let (Some(id), Some(kind), Some(target)) =
-                    (attr(&e, "Id"), attr(&e, "Type"), attr(&e, "Target"))
-                else {
-                    continue;
-                };
-                let kind = kind.rsplit('/').next().unwrap_or_default().to_owned();
-                out.push(Relationship {
-                    id,
-                    kind,
-                    target: resolve(base, &target),
-                });
-            }
-            Ok(quick_xml::events::Event::Eof) => return Ok(out),
-            Ok(_) => {}
-            Err(e) => return Err(xml_error(&e)),
-        }
-        buf.clear();
-    }
 }
 
 /// Keeps the first error that matters: the output cap, the deadline and limits end extraction

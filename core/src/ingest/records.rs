@@ -4,8 +4,8 @@
 //! item answers exactly what its single call would have; the HTTP layer only parses and maps.
 
 use crate::{
-    Error, Result, input,
-    record::{self, ListQuery, Record, RecordKey, RecordStore, Scope, Touch, TouchItem},
+    Error, RecordStore, Result, input,
+    record::{self, ListQuery, Record, RecordKey, Scope, Touch, TouchItem},
     sync::SyncEvent,
     time::Timestamp,
 };

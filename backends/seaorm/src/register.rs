@@ -1,0 +1,108 @@
+//! The SQLite and PostgreSQL backends' registration: which database URLs this crate opens, and
+//! where the search index lives by default for each.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use inlet_core::backend::{BackendInfo, OpenFuture, Opened, Stores};
+use sea_orm_migration::MigratorTrait;
+
+use crate::{Migrator, SeaOrmStore};
+
+inventory::submit! {
+    BackendInfo {
+        name: "sqlite",
+        schemes: &["sqlite:"],
+        example: "sqlite://FILE?mode=rwc",
+        open,
+    }
+}
+
+inventory::submit! {
+    BackendInfo {
+        name: "postgres",
+        schemes: &["postgres://", "postgresql://"],
+        example: "postgres://...",
+        open,
+    }
+}
+
+fn open(url: &str) -> OpenFuture {
+    let url = sqlite_creates_file(url);
+    Box::pin(async move {
+        let store = SeaOrmStore::connect(&url).await?;
+        Ok(Opened {
+            stores: Stores::of(Arc::new(store)),
+            description: format!("{} migrations applied", Migrator::migrations().len()),
+            default_index_dir: Some(default_index_dir(&url)),
+        })
+    })
+}
+
+/// A `sqlite:` URL without a `mode` gets `mode=rwc`, so the file is created when missing;
+/// explicit modes and other URLs are kept.
+pub fn sqlite_creates_file(url: &str) -> String {
+    if !url.starts_with("sqlite:") {
+        return url.to_string();
+    }
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    if query.split('&').any(|kv| kv.starts_with("mode=")) {
+        return url.to_string();
+    }
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}mode=rwc")
+}
+
+/// The default index directory: `<name>-index/` beside a SQLite file (`inlet.db` →
+/// `inlet-index/`), `inlet-index/` in the working directory for PostgreSQL.
+pub fn default_index_dir(database_url: &str) -> PathBuf {
+    if let Some(rest) = database_url.strip_prefix("sqlite:") {
+        let path = rest.trim_start_matches("//");
+        let path = path.split('?').next().unwrap_or(path);
+        let path = Path::new(path);
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("inlet");
+        let parent = path.parent().unwrap_or(Path::new(""));
+        return parent.join(format!("{stem}-index"));
+    }
+    PathBuf::from("inlet-index")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_create_their_file_unless_a_mode_is_given() {
+        assert_eq!(
+            sqlite_creates_file("sqlite://a.db"),
+            "sqlite://a.db?mode=rwc"
+        );
+        assert_eq!(
+            sqlite_creates_file("sqlite://a.db?cache=shared"),
+            "sqlite://a.db?cache=shared&mode=rwc"
+        );
+        assert_eq!(
+            sqlite_creates_file("sqlite://a.db?mode=ro"),
+            "sqlite://a.db?mode=ro"
+        );
+        assert_eq!(sqlite_creates_file("postgres://h/db"), "postgres://h/db");
+    }
+
+    #[test]
+    fn default_directories() {
+        assert_eq!(
+            default_index_dir("sqlite://inlet.db?mode=rwc"),
+            PathBuf::from("inlet-index")
+        );
+        assert_eq!(
+            default_index_dir("sqlite:///var/lib/inlet/main.db"),
+            PathBuf::from("/var/lib/inlet/main-index")
+        );
+        assert_eq!(
+            default_index_dir("postgres://db/inlet"),
+            PathBuf::from("inlet-index")
+        );
+    }
+}

@@ -1,0 +1,42 @@
+//! The storage contract, one small trait per concept; a backend implements each in a module of
+//! its own. [`RecordStore`] (sources, syncs, records, folders, the write log) and
+//! [`TokenStore`] (accounts, OAuth state, rate limits) name the sets the server holds; every
+//! type implementing the parts implements them.
+
+pub mod accounts;
+pub mod folders;
+pub mod log;
+pub mod oauth;
+pub mod rate_limits;
+pub mod records;
+pub mod sources;
+pub mod syncs;
+
+pub use accounts::Accounts;
+pub use folders::Folders;
+pub use log::WriteLog;
+pub use oauth::OAuthStore;
+pub use rate_limits::RateLimits;
+pub use records::Records;
+pub use sources::Sources;
+pub use syncs::Syncs;
+
+/// Every store trait, for calling store methods on a concrete store
+/// (`use inlet_core::store::prelude::*;`); through `dyn RecordStore` or `dyn TokenStore` they
+/// need no import.
+pub mod prelude {
+    pub use super::{
+        Accounts, Folders, OAuthStore, RateLimits, RecordStore, Records, Sources, Syncs,
+        TokenStore, WriteLog,
+    };
+}
+
+/// Everything a store of sources, syncs, records and folders provides, with its write log.
+pub trait RecordStore: Sources + Syncs + Records + Folders + WriteLog {}
+
+impl<T: Sources + Syncs + Records + Folders + WriteLog + ?Sized> RecordStore for T {}
+
+/// Everything a store of accounts, OAuth state and rate limits provides.
+pub trait TokenStore: Accounts + OAuthStore + RateLimits {}
+
+impl<T: Accounts + OAuthStore + RateLimits + ?Sized> TokenStore for T {}

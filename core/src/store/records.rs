@@ -1,0 +1,76 @@
+//! Records: uploads, touches, reads, deletes and the paged listing.
+
+use async_trait::async_trait;
+
+use crate::{
+    Error, Result,
+    record::{ListQuery, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch, TouchItem},
+    sync::SyncEvent,
+};
+
+/// Storage of records; every method is atomic.
+#[async_trait]
+pub trait Records: Send + Sync + 'static {
+    /// Stores an upload: creates, replaces or revives the record, assigning the next version
+    /// atomically. A given `sync_number` must be the open sync ([`Error::Conflict`] otherwise).
+    async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome>;
+    /// Marks a live record as part of the sync per [`crate::record::check_touch`]; nothing else changes.
+    async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record>;
+    /// One record, tombstones included.
+    async fn get_record(&self, key: &RecordKey) -> Result<Record>;
+    /// Makes a live record a tombstone, as a sync removal does.
+    async fn delete_record(&self, key: &RecordKey) -> Result<()>;
+    /// The records of one object type with these externalIds, tombstones included, without
+    /// their content (empty); an externalId without a record is left out. The default reads
+    /// them one by one: a database store answers with one query.
+    async fn get_records(&self, scope: Scope, external_ids: &[String]) -> Result<Vec<Record>> {
+        let mut found = Vec::with_capacity(external_ids.len());
+        for external_id in external_ids {
+            let key = RecordKey {
+                scope,
+                external_id: external_id.clone(),
+            };
+            match self.get_record(&key).await {
+                Ok(mut r) => {
+                    r.content.clear();
+                    found.push(r);
+                }
+                Err(Error::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(found)
+    }
+    /// Touches several records of one object type, as [`Self::touch_record`] does each
+    /// (counted as touches): the sync rules apply to the whole batch (an error of the call),
+    /// [`crate::record::check_touch`] to each item (its own result, in the order given). A store applies the
+    /// batch in one transaction; the default touches one by one (not atomic as a whole).
+    async fn touch_records(
+        &self,
+        scope: Scope,
+        sync_number: Option<i64>,
+        items: &[TouchItem],
+    ) -> Result<Vec<Result<()>>> {
+        let mut results = Vec::with_capacity(items.len());
+        for item in items {
+            let key = RecordKey {
+                scope,
+                external_id: item.external_id.clone(),
+            };
+            let touch = Touch {
+                sync_number,
+                if_match: item.if_match.clone(),
+                event: SyncEvent::Touched,
+            };
+            results.push(match self.touch_record(&key, touch).await {
+                Ok(_) => Ok(()),
+                Err(e @ (Error::NotFound(_) | Error::PreconditionFailed(_))) => Err(e),
+                Err(e) => return Err(e),
+            });
+        }
+        Ok(results)
+    }
+    /// A page of an object type's records in externalId byte order, without their content
+    /// (empty).
+    async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>>;
+}

@@ -1,0 +1,35 @@
+//! Sources and their object types, tag configs and facets (spec 2.3).
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use crate::{Result, WorkspaceId, record::SourceEdit, source::Source};
+
+/// Storage of sources.
+#[async_trait]
+pub trait Sources: Send + Sync + 'static {
+    /// Checks the store can serve requests: one round trip to its database (`/readyz`). A store
+    /// without a remote part is always ready.
+    async fn ping(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Stores a new source (ids already assigned by [`crate::source::NewSource::build`]). A
+    /// source of the same workspace with the same externalId is [`crate::Error::Conflict`], its detail
+    /// from [`crate::record::duplicate_source`].
+    async fn create_source(&self, source: &Source) -> Result<()>;
+    /// Applies `edit` to the stored source atomically (no concurrent edit is lost) and stores
+    /// the result; object types it adds can be written at once. Returns the source as stored.
+    async fn update_source(
+        &self,
+        workspace_id: WorkspaceId,
+        source_id: Uuid,
+        edit: SourceEdit,
+    ) -> Result<Source>;
+    /// Deletes a source with its object types, records, sync runs and folders.
+    /// [`crate::Error::Conflict`] while a sync of one of its object types is open.
+    async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()>;
+    /// The workspace's sources, oldest first.
+    async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>>;
+    /// One source; another workspace's source is [`crate::Error::NotFound`].
+    async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source>;
+}
