@@ -9,6 +9,7 @@ pub mod index;
 pub mod ingest;
 pub mod input;
 pub mod oauth;
+pub mod query;
 pub mod record;
 pub mod search;
 pub mod source;

@@ -211,6 +211,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@search $make, $cleanup, $index, search_filters_and_facets);
         $crate::conformance_tests!(@search $make, $cleanup, $index, search_counts_and_ranks_every_match);
         $crate::conformance_tests!(@search $make, $cleanup, $index, folders_tree_and_counts);
+        $crate::conformance_tests!(@search $make, $cleanup, $index, search_requests_are_checked_and_built);
         $crate::conformance_tests!(@case $make, $cleanup, write_log_replays_every_write, ref);
         $crate::conformance_tests!(@case $make, $cleanup, write_log_pages_in_position_order, ref);
         $crate::conformance_tests!(@case $make, $cleanup, ingest_write_rules_table, ref);

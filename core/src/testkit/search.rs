@@ -388,3 +388,138 @@ pub async fn search_filters_and_facets(store: &dyn RecordStore, index: &dyn Sear
     q.source_id = Some(Uuid::new_v4());
     assert_eq!(searched(store, index, &q).await.total, 0);
 }
+
+/// [`crate::query::prepare`] as a table: what a search request is refused for, and how a valid
+/// one becomes the index query (typed tag values, folder filters widened to the folders below,
+/// one facet per tag, named folder values in the answer).
+pub async fn search_requests_are_checked_and_built(
+    store: &dyn RecordStore,
+    index: &dyn SearchIndex,
+) {
+    use crate::{Error, folder::Folder, query};
+
+    let ws = Uuid::new_v4();
+    let (_, scope) = search_source(store, ws).await;
+    for (id, parent) in [("top", None), ("sub", Some("top"))] {
+        let folder = Folder {
+            external_id: id.into(),
+            name: format!("Folder {id}"),
+            parent_external_id: parent.map(str::to_string),
+        };
+        store
+            .put_folder(ws, scope.source_id, "folder", &folder)
+            .await
+            .unwrap();
+    }
+    let long = "w ".repeat(600);
+    let none: &[String] = &[];
+    let unknown_tag = ["size:3".to_string()];
+    let bad_due = ["due:someday".to_string()];
+    type Refusal<'a> = (&'a str, query::Request<'a>, fn(&Error) -> bool);
+    let refused: [Refusal<'_>; 6] = [
+        (
+            "q too long",
+            query::Request {
+                workspace_id: ws,
+                text: &long,
+                ..Default::default()
+            },
+            |e| matches!(e, Error::Invalid(m) if m.contains("longer than")),
+        ),
+        (
+            "limit 0",
+            query::Request {
+                workspace_id: ws,
+                limit: Some(0),
+                tags: none,
+                ..Default::default()
+            },
+            |e| matches!(e, Error::Invalid(m) if m.contains("limit")),
+        ),
+        (
+            "limit 101",
+            query::Request {
+                workspace_id: ws,
+                limit: Some(101),
+                ..Default::default()
+            },
+            |e| matches!(e, Error::Invalid(m) if m.contains("limit")),
+        ),
+        (
+            "unknown tag",
+            query::Request {
+                workspace_id: ws,
+                tags: &unknown_tag,
+                ..Default::default()
+            },
+            |e| matches!(e, Error::Invalid(m) if m.contains("unknown tag 'size'")),
+        ),
+        (
+            "untyped value",
+            query::Request {
+                workspace_id: ws,
+                tags: &bad_due,
+                ..Default::default()
+            },
+            |e| matches!(e, Error::Invalid(m) if m.starts_with("tag 'due'")),
+        ),
+        (
+            "bad date",
+            query::Request {
+                workspace_id: ws,
+                created_from: Some("yesterday"),
+                ..Default::default()
+            },
+            |e| matches!(e, Error::Invalid(m) if m.starts_with("createdFrom:")),
+        ),
+    ];
+    for (what, request, expect) in refused {
+        match query::prepare(store, request).await {
+            Err(e) if expect(&e) => {}
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    let missing = query::Request {
+        workspace_id: ws,
+        object_type_id: Some(Uuid::new_v4()),
+        ..Default::default()
+    };
+    assert!(matches!(
+        query::prepare(store, missing).await,
+        Err(Error::NotFound(_))
+    ));
+
+    put_doc(store, scope, "in-top", "alpha", &[("folder", text("top"))]).await;
+    put_doc(store, scope, "in-sub", "alpha", &[("folder", text("sub"))]).await;
+    put_doc(store, scope, "red", "alpha", &[("color", text("red"))]).await;
+    let filters = ["folder:top".to_string()];
+    let prepared = query::prepare(
+        store,
+        query::Request {
+            workspace_id: ws,
+            text: "alpha",
+            tags: &filters,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(prepared.query.limit, crate::search::DEFAULT_LIMIT);
+    assert_eq!(prepared.query.tags[0].values, ["top", "sub"]);
+    assert_eq!(prepared.query.facet_tags, ["color", "due", "folder"]);
+    let hits = searched(store, index, &prepared.query).await;
+    let answer = prepared.answer(hits);
+    let mut found: Vec<String> = answer.hits.iter().map(|h| h.external_id.clone()).collect();
+    found.sort();
+    assert_eq!(found, ["in-sub", "in-top"]);
+    let folders = answer.facets.iter().find(|f| f.tag == "folder").unwrap();
+    let named: Vec<(String, Option<String>)> = folders
+        .values
+        .iter()
+        .map(|v| (v.value.clone(), v.name.clone()))
+        .collect();
+    assert!(
+        named.contains(&("top".into(), Some("Folder top".into()))),
+        "{named:?}"
+    );
+}

@@ -263,7 +263,7 @@ impl BatchApi {
     ) -> Result<Json<RecordPage>, ApiError> {
         let principal = auth.reader();
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let since = super::search::parse_time("modifiedSince", &modified_since.0)?;
+        let since = inlet_core::query::parse_time("modifiedSince", modified_since.0.as_deref())?;
         let page = ingest::list(
             &*state.records,
             scope,

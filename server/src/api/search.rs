@@ -4,11 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use inlet_core::{
     folder::{self, Folder},
-    index::IndexQuery,
-    search::{self, DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, TagFilter},
-    source::{ObjectType, Source, TagConfig, TagType},
-    tag::{self, TagValue},
-    time::{self, Timestamp},
+    query,
+    source::{Source, TagConfig, TagType},
+    time,
 };
 use poem::web::Data;
 use poem_openapi::{
@@ -149,46 +147,6 @@ enum Deleted {
     NoContent,
 }
 
-/// Reads an optional date-time query parameter (RFC 3339 or a date), naming it when refused.
-pub(super) fn parse_time(name: &str, raw: &Option<String>) -> Result<Option<Timestamp>, ApiError> {
-    raw.as_deref()
-        .map(|r| {
-            tag::parse_date_time(r).ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "{name}: '{r}' is not an RFC 3339 date-time or a date"
-                ))
-            })
-        })
-        .transpose()
-}
-
-/// The object types a search covers.
-async fn scope_types(
-    state: &AppState,
-    workspace_id: Uuid,
-    source_id: Option<Uuid>,
-    object_type_id: Option<Uuid>,
-) -> Result<Vec<(Source, ObjectType)>, ApiError> {
-    let sources = match source_id {
-        Some(id) => vec![state.records.get_source(workspace_id, id).await?],
-        None => state.records.list_sources(workspace_id).await?,
-    };
-    let mut out = Vec::new();
-    for s in sources {
-        for ot in &s.object_types {
-            if object_type_id.is_none_or(|id| id == ot.id) {
-                out.push((s.clone(), ot.clone()));
-            }
-        }
-    }
-    if let Some(id) = object_type_id
-        && out.is_empty()
-    {
-        return Err(ApiError::not_found(format!("object type {id} not found")));
-    }
-    Ok(out)
-}
-
 /// The source's tag config with this id, which must be HIERARCHICAL.
 fn folder_tag(source: &Source, tag_config_id: Uuid) -> Result<TagConfig, ApiError> {
     let tc = source
@@ -246,31 +204,6 @@ async fn folders_with_counts(
         .collect())
 }
 
-/// The folder trees one request has read, by (source, HIERARCHICAL tag).
-#[derive(Default)]
-struct FolderTrees(HashMap<(Uuid, String), Vec<Folder>>);
-
-impl FolderTrees {
-    async fn get(
-        &mut self,
-        state: &AppState,
-        workspace_id: Uuid,
-        source_id: Uuid,
-        tag: &str,
-    ) -> Result<&[Folder], ApiError> {
-        let folders = match self.0.entry((source_id, tag.to_string())) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                state
-                    .records
-                    .folder_names(workspace_id, source_id, tag)
-                    .await?,
-            ),
-        };
-        Ok(folders)
-    }
-}
-
 /// Search and folder endpoints.
 pub struct SearchApi;
 
@@ -324,128 +257,45 @@ impl SearchApi {
     ) -> Result<Json<SearchResponse>, ApiError> {
         let principal = auth.reader();
         let text = q.0.unwrap_or_default();
-        if text.chars().count() > MAX_QUERY_CHARS {
-            return Err(ApiError::bad_request(format!(
-                "q is longer than {MAX_QUERY_CHARS} characters"
-            )));
-        }
-        let limit = limit.0.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(ApiError::bad_request(format!(
-                "limit must be between 1 and {MAX_LIMIT}"
-            )));
-        }
-        let types = scope_types(
-            &state,
-            principal.workspace_id,
-            source_id.0,
-            object_type_id.0,
-        )
-        .await?;
-
-        // Tag filters, parsed by the tag's dataType in the searched object types.
-        let mut filters: Vec<TagFilter> = Vec::new();
-        for raw in &tag.0 {
-            let (tag_id, value) = tag::parse_pair("query parameter tag", raw.as_bytes())?;
-            let config = types
-                .iter()
-                .find_map(|(_, ot)| ot.tag_config(&tag_id))
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "unknown tag '{tag_id}' in the searched object types"
-                    ))
-                })?;
-            let value = TagValue::parse(&value, config.data_type)
-                .map_err(|e| ApiError::bad_request(format!("tag '{tag_id}': {e}")))?;
-            let value = search::index_value(&value);
-            match filters.iter_mut().find(|f| f.tag == tag_id) {
-                Some(f) => f.values.push(value),
-                None => filters.push(TagFilter {
-                    tag: tag_id,
-                    values: vec![value],
-                }),
-            }
-        }
-
-        // Facets of the searched object types, one per tag.
-        let mut facets: Vec<(String, String, Option<Uuid>)> = Vec::new();
-        for (source, ot) in &types {
-            for f in &ot.facets {
-                if facets.iter().any(|(_, t, _)| *t == f.tag_external_id) {
-                    continue;
-                }
-                let folder_source =
-                    folder::is_folder_tag(ot, &f.tag_external_id).then_some(source.id);
-                facets.push((f.name.clone(), f.tag_external_id.clone(), folder_source));
-            }
-        }
-
-        let match_all = matches!(match_.0, Some(MatchMode::All));
-        // Folder trees are read once per (source, tag): filters expand with them, facets name
-        // their values with them.
-        let mut trees = FolderTrees::default();
-        // A folder filter lists the folder and every folder below it, as its count does.
-        for f in &mut filters {
-            for (source, ot) in &types {
-                if folder::is_folder_tag(ot, &f.tag) {
-                    let folders = trees
-                        .get(&state, principal.workspace_id, source.id, &f.tag)
-                        .await?;
-                    f.values = folder::with_descendants(folders, &f.values);
-                }
-            }
-        }
-        let millis = |t: Option<Timestamp>| t.map(|t| t.timestamp_millis());
-        let query = IndexQuery {
+        let request = query::Request {
             workspace_id: principal.workspace_id,
-            text,
-            match_all,
+            text: &text,
+            match_all: matches!(match_.0, Some(MatchMode::All)),
             source_id: source_id.0,
             object_type_id: object_type_id.0,
-            tags: filters,
-            created_from: millis(parse_time("createdFrom", &created_from.0)?),
-            created_to: millis(parse_time("createdTo", &created_to.0)?),
-            modified_from: millis(parse_time("modifiedFrom", &modified_from.0)?),
-            modified_to: millis(parse_time("modifiedTo", &modified_to.0)?),
-            limit,
+            tags: &tag.0,
+            created_from: created_from.0.as_deref(),
+            created_to: created_to.0.as_deref(),
+            modified_from: modified_from.0.as_deref(),
+            modified_to: modified_to.0.as_deref(),
+            limit: limit.0,
             cursor: cursor.0,
-            facet_tags: facets.iter().map(|(_, t, _)| t.clone()).collect(),
         };
+        let prepared = query::prepare(&*state.records, request).await?;
         let index = state.index.clone();
-        let page = tokio::task::spawn_blocking(move || index.search(&query))
+        let search = prepared.query.clone();
+        let hits = tokio::task::spawn_blocking(move || index.search(&search))
             .await
             .map_err(|e| ApiError::from(inlet_core::Error::backend(e)))??;
-
-        let mut facet_out = Vec::new();
-        for (name, tag_id, folder_source) in facets {
-            let names: HashMap<String, String> = match folder_source {
-                Some(sid) => trees
-                    .get(&state, principal.workspace_id, sid, &tag_id)
-                    .await?
-                    .iter()
-                    .map(|f| (f.external_id.clone(), f.name.clone()))
+        let answer = prepared.answer(hits);
+        let facets = answer
+            .facets
+            .into_iter()
+            .map(|f| FacetResult {
+                name: f.name,
+                tag_external_id: f.tag,
+                values: f
+                    .values
+                    .into_iter()
+                    .map(|v| FacetValue {
+                        value: v.value,
+                        name: v.name,
+                        count: v.count,
+                    })
                     .collect(),
-                None => HashMap::new(),
-            };
-            let values = page
-                .facets
-                .get(&tag_id)
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(value, count)| FacetValue {
-                    name: names.get(&value).cloned(),
-                    value,
-                    count,
-                })
-                .collect();
-            facet_out.push(FacetResult {
-                name,
-                tag_external_id: tag_id,
-                values,
-            });
-        }
-        let results = page
+            })
+            .collect();
+        let results = answer
             .hits
             .into_iter()
             .map(|h| SearchResult {
@@ -462,11 +312,11 @@ impl SearchApi {
             })
             .collect();
         Ok(Json(SearchResponse {
-            total: page.total,
+            total: answer.total,
             exhaustive: true,
             results,
-            facets: facet_out,
-            next_cursor: page.next_cursor,
+            facets,
+            next_cursor: answer.next_cursor,
         }))
     }
 
