@@ -7,6 +7,7 @@ mod changes;
 mod clients;
 mod document;
 pub mod dto;
+mod folders;
 mod objects;
 mod search;
 mod sources;
@@ -56,6 +57,7 @@ pub type Apis = (
     objects::ObjectsApi,
     batch::BatchApi,
     search::SearchApi,
+    folders::FoldersApi,
     changes::ChangesApi,
     webhooks::WebhooksApi,
     clients::ClientsApi,
@@ -73,6 +75,7 @@ pub fn service() -> OpenApiService<Apis, ()> {
             objects::ObjectsApi,
             batch::BatchApi,
             search::SearchApi,
+            folders::FoldersApi,
             changes::ChangesApi,
             webhooks::WebhooksApi,
             clients::ClientsApi,

@@ -1,0 +1,274 @@
+//! The folder endpoints of HIERARCHICAL tags (DESIGN 6): create, rename, move, delete, list.
+
+use std::collections::HashMap;
+
+use inlet_core::{
+    folder::{self, Folder},
+    source::{Source, TagConfig, TagType},
+};
+use poem::web::Data;
+use poem_openapi::{ApiResponse, Object, OpenApi, param::Path, payload::Json};
+use uuid::Uuid;
+
+use super::ApiTags;
+use crate::{auth::Auth, problem::ApiError, state::AppState};
+
+/// Longest folder externalId, in bytes.
+pub const MAX_FOLDER_ID_BYTES: usize = 1024;
+/// Longest folder name, in characters.
+pub const MAX_FOLDER_NAME_CHARS: usize = 500;
+
+/// A folder of a HIERARCHICAL tag.
+#[derive(Debug, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FolderOut {
+    /// The caller's id (records carry it as the tag value).
+    pub external_id: String,
+    /// Display name.
+    pub name: String,
+    /// Parent folder; absent for a root.
+    #[oai(skip_serializing_if_is_none)]
+    pub parent_external_id: Option<String>,
+    /// Live records in this folder and all folders below it.
+    pub count: u64,
+}
+
+/// Body of a folder create / rename / move.
+#[derive(Debug, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct FolderIn {
+    /// Display name.
+    pub name: String,
+    /// Parent folder's externalId; null or absent for a root.
+    pub parent_external_id: Option<String>,
+}
+
+#[derive(ApiResponse)]
+enum PutFolder {
+    /// The folder was created.
+    #[oai(status = 201)]
+    Created(Json<FolderOut>),
+    /// The folder was renamed or moved.
+    #[oai(status = 200)]
+    Updated(Json<FolderOut>),
+}
+
+#[derive(ApiResponse)]
+enum Deleted {
+    /// The folder is gone.
+    #[oai(status = 204)]
+    NoContent,
+}
+
+/// The source's tag config with this id, which must be HIERARCHICAL.
+fn folder_tag(source: &Source, tag_config_id: Uuid) -> Result<TagConfig, ApiError> {
+    let tc = source
+        .object_types
+        .iter()
+        .flat_map(|o| o.tag_configs.iter())
+        .find(|t| t.id == tag_config_id)
+        .ok_or_else(|| ApiError::not_found(format!("tag config {tag_config_id} not found")))?;
+    if tc.tag_type != TagType::Hierarchical {
+        return Err(ApiError::bad_request(format!(
+            "tag '{}' is not HIERARCHICAL; folders belong to HIERARCHICAL tags",
+            tc.external_id
+        )));
+    }
+    Ok(tc.clone())
+}
+
+/// The HIERARCHICAL tag a facet of the source counts.
+fn facet_tag(source: &Source, facet_id: Uuid) -> Result<TagConfig, ApiError> {
+    for ot in &source.object_types {
+        if let Some(f) = ot.facets.iter().find(|f| f.id == facet_id) {
+            let tc = ot
+                .tag_config(&f.tag_external_id)
+                .ok_or_else(|| ApiError::not_found("the facet's tag is gone"))?;
+            return folder_tag(source, tc.id);
+        }
+    }
+    Err(ApiError::not_found(format!("facet {facet_id} not found")))
+}
+
+async fn folders_with_counts(
+    state: &AppState,
+    workspace_id: Uuid,
+    source_id: Uuid,
+    tag: &str,
+) -> Result<Vec<FolderOut>, ApiError> {
+    let listed = state
+        .records
+        .list_folders(workspace_id, source_id, tag)
+        .await?;
+    let own: HashMap<String, u64> = listed
+        .iter()
+        .map(|(f, n)| (f.external_id.clone(), *n))
+        .collect();
+    let folders: Vec<Folder> = listed.into_iter().map(|(f, _)| f).collect();
+    let rolled = folder::rolled_up_counts(&folders, &own);
+    Ok(folders
+        .into_iter()
+        .map(|f| FolderOut {
+            count: rolled.get(&f.external_id).copied().unwrap_or(0),
+            external_id: f.external_id,
+            name: f.name,
+            parent_external_id: f.parent_external_id,
+        })
+        .collect())
+}
+
+/// Folder endpoints.
+pub struct FoldersApi;
+
+#[OpenApi(tag = "ApiTags::Search", prefix_path = "/api/v1")]
+impl FoldersApi {
+    /// Create (201) or rename / move (200) a folder of a HIERARCHICAL tag. A missing parent is
+    /// 404; moving a folder under its own descendant 400.
+    #[oai(
+        path = "/sources/:sourceId/tagconfigs/:tagConfigId/hierarchies/:externalId",
+        method = "put",
+        operation_id = "putFolder"
+    )]
+    async fn put_folder(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "tagConfigId")] tag_config_id: Path<Uuid>,
+        #[oai(name = "externalId")] external_id: Path<String>,
+        body: Json<FolderIn>,
+    ) -> Result<PutFolder, ApiError> {
+        let principal = auth.writer()?;
+        let source = state
+            .records
+            .get_source(principal.workspace_id, source_id.0)
+            .await?;
+        let tc = folder_tag(&source, tag_config_id.0)?;
+        let id = external_id.0;
+        if id.is_empty() || id.len() > MAX_FOLDER_ID_BYTES {
+            return Err(ApiError::bad_request(format!(
+                "a folder externalId has 1 to {MAX_FOLDER_ID_BYTES} bytes"
+            )));
+        }
+        let name = body.0.name.trim().to_string();
+        if name.is_empty() || name.chars().count() > MAX_FOLDER_NAME_CHARS {
+            return Err(ApiError::bad_request(format!(
+                "a folder name has 1 to {MAX_FOLDER_NAME_CHARS} characters"
+            )));
+        }
+        let folder = Folder {
+            external_id: id.clone(),
+            name,
+            parent_external_id: body.0.parent_external_id.filter(|p| !p.is_empty()),
+        };
+        let created = state
+            .records
+            .put_folder(principal.workspace_id, source.id, &tc.external_id, &folder)
+            .await?;
+        let out = folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id)
+            .await?
+            .into_iter()
+            .find(|f| f.external_id == id)
+            .ok_or_else(|| ApiError::not_found(format!("folder '{id}' not found")))?;
+        Ok(if created {
+            PutFolder::Created(Json(out))
+        } else {
+            PutFolder::Updated(Json(out))
+        })
+    }
+
+    /// Delete a folder; 409 while it has child folders or records.
+    #[oai(
+        path = "/sources/:sourceId/tagconfigs/:tagConfigId/hierarchies/:externalId",
+        method = "delete",
+        operation_id = "deleteFolder"
+    )]
+    async fn delete_folder(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "tagConfigId")] tag_config_id: Path<Uuid>,
+        #[oai(name = "externalId")] external_id: Path<String>,
+    ) -> Result<Deleted, ApiError> {
+        let principal = auth.writer()?;
+        let source = state
+            .records
+            .get_source(principal.workspace_id, source_id.0)
+            .await?;
+        let tc = folder_tag(&source, tag_config_id.0)?;
+        state
+            .records
+            .delete_folder(
+                principal.workspace_id,
+                source.id,
+                &tc.external_id,
+                &external_id.0,
+            )
+            .await?;
+        Ok(Deleted::NoContent)
+    }
+
+    /// The root folders of a HIERARCHICAL facet, with record counts that roll up.
+    #[oai(
+        path = "/sources/:sourceId/facets/:facetId/hierarchies",
+        method = "get",
+        operation_id = "listRootFolders"
+    )]
+    async fn roots(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "facetId")] facet_id: Path<Uuid>,
+    ) -> Result<Json<Vec<FolderOut>>, ApiError> {
+        let principal = auth.reader();
+        let source = state
+            .records
+            .get_source(principal.workspace_id, source_id.0)
+            .await?;
+        let tc = facet_tag(&source, facet_id.0)?;
+        let all =
+            folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id).await?;
+        Ok(Json(
+            all.into_iter()
+                .filter(|f| f.parent_external_id.is_none())
+                .collect(),
+        ))
+    }
+
+    /// The child folders of a folder, with record counts that roll up.
+    #[oai(
+        path = "/sources/:sourceId/facets/:facetId/hierarchies/:externalId/children",
+        method = "get",
+        operation_id = "listChildFolders"
+    )]
+    async fn children(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "facetId")] facet_id: Path<Uuid>,
+        #[oai(name = "externalId")] external_id: Path<String>,
+    ) -> Result<Json<Vec<FolderOut>>, ApiError> {
+        let principal = auth.reader();
+        let source = state
+            .records
+            .get_source(principal.workspace_id, source_id.0)
+            .await?;
+        let tc = facet_tag(&source, facet_id.0)?;
+        let all =
+            folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id).await?;
+        if !all.iter().any(|f| f.external_id == external_id.0) {
+            return Err(ApiError::not_found(format!(
+                "folder '{}' not found",
+                external_id.0
+            )));
+        }
+        Ok(Json(
+            all.into_iter()
+                .filter(|f| f.parent_external_id.as_deref() == Some(external_id.0.as_str()))
+                .collect(),
+        ))
+    }
+}
