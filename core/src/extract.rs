@@ -193,6 +193,7 @@ pub struct TextSink {
     truncated: bool,
     deadline: Option<Instant>,
     max_decompressed_bytes: u64,
+    decompressed: u64,
     pushes: u32,
     nested: Option<NestedExtract>,
     depth: u8,
@@ -217,6 +218,7 @@ impl TextSink {
             truncated: false,
             deadline: limits.deadline,
             max_decompressed_bytes: limits.max_decompressed_bytes,
+            decompressed: 0,
             pushes: 0,
             nested: None,
             depth: 0,
@@ -302,6 +304,12 @@ impl TextSink {
         self.push(" ")
     }
 
+    /// The instant this extraction must end by, if any (for work done outside the sink, such as
+    /// an OCR process to stop in time).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
     /// Fails with [`ExtractError::TimedOut`] once the deadline has passed.
     pub fn check_deadline(&self) -> Result<(), ExtractError> {
         match self.deadline {
@@ -315,6 +323,25 @@ impl TextSink {
         self.max_decompressed_bytes
     }
 
+    /// Counts `bytes` more decompressed from this input, files within it included (an archive's
+    /// members, nested archives), against [`Limits::max_decompressed_bytes`]; `false` once the
+    /// total would exceed it (nothing is counted then).
+    pub fn charge_decompressed(&mut self, bytes: u64) -> bool {
+        match self.decompressed.checked_add(bytes) {
+            Some(total) if total <= self.max_decompressed_bytes => {
+                self.decompressed = total;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Bytes that may still be decompressed by [`TextSink::charge_decompressed`].
+    pub fn decompressed_room(&self) -> u64 {
+        self.max_decompressed_bytes
+            .saturating_sub(self.decompressed)
+    }
+
     /// Characters that still fit before the cap (0 once full).
     pub fn remaining(&self) -> usize {
         self.max_chars.saturating_sub(self.chars)
@@ -325,7 +352,15 @@ impl TextSink {
         self.chars
     }
 
-    /// Whether the cap was reached.
+    /// Marks the text as cut short by a limit other than the output cap (an archive's entry
+    /// count or total size): the text so far is kept and reported truncated. Returns
+    /// [`ExtractError::Full`] for the extractor to pass on, which stops it.
+    pub fn cut(&mut self) -> ExtractError {
+        self.truncated = true;
+        ExtractError::Full
+    }
+
+    /// Whether the cap was reached (or [`TextSink::cut`] cut the text).
     pub fn is_truncated(&self) -> bool {
         self.truncated
     }

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 // Without these lines the linker drops the families' `inventory` registrations.
+use inlet_extract_archive as _;
 use inlet_extract_doc as _;
 use inlet_extract_epub as _;
 use inlet_extract_mail as _;

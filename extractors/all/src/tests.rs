@@ -23,6 +23,7 @@ const FAMILIES: &[(&str, &[&str])] = &[
     ("inlet-extract-rtf", &["rtf"]),
     ("inlet-extract-epub", &["epub"]),
     ("inlet-extract-mail", &["eml"]),
+    ("inlet-extract-archive", &["zip", "tar", "gzip"]),
 ];
 
 fn corpus(path: &str) -> Vec<u8> {
