@@ -75,6 +75,9 @@ pub struct Settings {
     /// The wait before a failed delivery's second attempt (`--webhook-retry-base`); it doubles
     /// per attempt, up to an hour ([`inlet_core::webhook::next_attempt`]). 30 s.
     pub webhook_retry_base: Duration,
+    /// OCR of images and scanned pages (`--ocr-*`): languages, processes at once, the time
+    /// budget and page cap per document.
+    pub ocr: inlet_extractors::ocr::Settings,
 }
 
 impl Default for Settings {
@@ -96,6 +99,7 @@ impl Default for Settings {
             change_retention: DEFAULT_CHANGE_RETENTION,
             webhook_allow_private: false,
             webhook_retry_base: Duration::from_secs(30),
+            ocr: inlet_extractors::ocr::Settings::default(),
         }
     }
 }

@@ -11,6 +11,9 @@ use crate::{state::AppState, upload::SpooledFile};
 /// that ignores its deadline.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Bytes read from the start of a file to tell an image (for the OCR pool).
+const IMAGE_MAGIC_BYTES: usize = 32;
+
 /// Text and outcome of one extraction.
 #[derive(Debug)]
 pub struct Extracted {
@@ -21,14 +24,23 @@ pub struct Extracted {
 }
 
 /// Extracts the text of a spooled file. Never fails: problems become [`Extraction::failure`].
-pub async fn extract(state: &AppState, file: SpooledFile, label: &str) -> Extracted {
-    let budget = state.settings.extraction_timeout;
+pub async fn extract(state: &AppState, mut file: SpooledFile, label: &str) -> Extracted {
+    // An image is read by OCR: its own pool and time budget, so OCR never holds the permits
+    // (or the budget) of other formats' extractions.
+    let image = file
+        .head(IMAGE_MAGIC_BYTES)
+        .is_ok_and(|head| inlet_extractors::ocr::is_image(&head));
+    let (permits, budget) = if image {
+        (&state.ocr_permits, state.settings.ocr.time_budget)
+    } else {
+        (&state.extraction_permits, state.settings.extraction_timeout)
+    };
     let limits = Limits {
         max_chars: state.settings.max_chars,
         deadline: Some(Instant::now() + budget),
         ..Limits::default()
     };
-    let permit = match state.extraction_permits.clone().acquire_owned().await {
+    let permit = match permits.clone().acquire_owned().await {
         Ok(p) => p,
         Err(e) => return failed(state, label, format!("extraction unavailable: {e}")),
     };

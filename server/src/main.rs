@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP service.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Print the OpenAPI document.
     Openapi,
     /// Print the detected format, character count and extracted text of files.
@@ -62,6 +62,23 @@ struct ServeArgs {
     /// Extractions running at once (default: the number of CPUs).
     #[arg(long, env = "INLET_EXTRACTION_CONCURRENCY")]
     extraction_concurrency: Option<usize>,
+    /// OCR languages, `+`- or comma-separated Tesseract codes (`eng+deu`); default: every
+    /// language installed for Tesseract.
+    #[arg(long, env = "INLET_OCR_LANGUAGES", default_value = "")]
+    ocr_languages: String,
+    /// Tesseract processes at once (their own pool: OCR never waits for, or holds up, other
+    /// extractions).
+    #[arg(long, env = "INLET_OCR_CONCURRENCY", default_value_t = inlet_extractors::ocr::DEFAULT_CONCURRENCY)]
+    ocr_concurrency: usize,
+    /// Time budget of one OCR document, in seconds.
+    #[arg(long, env = "INLET_OCR_TIMEOUT_SECS", default_value_t = inlet_extractors::ocr::DEFAULT_TIME_BUDGET.as_secs())]
+    ocr_timeout_secs: u64,
+    /// Pages of a multi-page image (TIFF) read at most.
+    #[arg(long, env = "INLET_OCR_MAX_PAGES", default_value_t = inlet_extractors::ocr::DEFAULT_MAX_PAGES)]
+    ocr_max_pages: usize,
+    /// The Tesseract command.
+    #[arg(long, env = "INLET_OCR_COMMAND", default_value = "tesseract")]
+    ocr_command: String,
     /// Log format: `plain` (colours only when standard error is a terminal) or `json` (one
     /// object per line; each request's lines carry its request id).
     #[arg(long, env = "INLET_LOG_FORMAT", value_enum, default_value_t = LogFormat::Plain)]
@@ -216,7 +233,7 @@ fn redacted(url: &str) -> String {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Openapi => {
             println!("{}", inlet_server::openapi_json());
             Ok(())
@@ -329,8 +346,35 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         change_retention: args.change_retention,
         webhook_allow_private: args.webhook_allow_private,
         webhook_retry_base: args.webhook_retry_base,
+        ocr: inlet_extractors::ocr::Settings {
+            command: args.ocr_command.clone(),
+            languages: args
+                .ocr_languages
+                .split(['+', ','])
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect(),
+            concurrency: args.ocr_concurrency.max(1),
+            time_budget: Duration::from_secs(args.ocr_timeout_secs.max(1)),
+            max_pages: args.ocr_max_pages.max(1),
+        },
         ..defaults
     };
+    inlet_extractors::ocr::configure(settings.ocr.clone());
+    let ocr = inlet_extractors::ocr::status();
+    match (&ocr.version, &ocr.reason) {
+        (Some(version), _) => tracing::info!(
+            version = %version,
+            languages = %ocr.languages.join("+"),
+            "OCR on: images and scanned pages are read with Tesseract"
+        ),
+        (None, reason) => tracing::warn!(
+            reason = reason.as_deref().unwrap_or("unknown"),
+            "OCR is off: images and scanned pages are stored without text (install Debian's \
+             tesseract-ocr to turn it on)"
+        ),
+    }
     let index_dir = args.index_dir.clone().or(opened.default_index_dir);
     let opened =
         inlet_server::indexer::open_index(index_dir.as_deref()).with_context(

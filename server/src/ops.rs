@@ -132,6 +132,7 @@ struct IndexGauges {
     ready: Gauge,
     rebuilt: Gauge,
     bytes: Gauge,
+    ocr: Gauge,
 }
 
 fn latency_histogram() -> Histogram {
@@ -181,6 +182,11 @@ impl Default for Metrics {
         );
         let index = IndexGauges::default();
         for (name, help, gauge) in [
+            (
+                "ocr_available",
+                "1 when OCR of images and scanned pages runs (the tesseract command works)",
+                &index.ocr,
+            ),
             (
                 "search_index_applied_position",
                 "Write-log position the search index has applied",
@@ -483,12 +489,14 @@ pub async fn readyz(state: Data<&AppState>) -> Response {
         "head": head,
         "rebuilt": state.indexer.rebuild_progress(),
     });
+    let ocr = ocr_detail();
     match state.records.ping().await {
         Ok(()) if indexing && !state.settings.serve_while_indexing => {
             let mut response = Json(serde_json::json!({
                 "status": "indexing",
                 "database": "ok",
                 "index": index,
+                "ocr": ocr,
                 "detail": "the search index is being built from the database",
             }))
             .into_response();
@@ -499,6 +507,7 @@ pub async fn readyz(state: Data<&AppState>) -> Response {
             "status": "ok",
             "database": "ok",
             "index": index,
+            "ocr": ocr,
             "ms": started.elapsed().as_millis() as u64,
         }))
         .into_response(),
@@ -517,6 +526,24 @@ pub async fn readyz(state: Data<&AppState>) -> Response {
     }
 }
 
+/// OCR's state for `/readyz`: on with its version and languages, or off with the reason (OCR
+/// off does not make the service unready: such files are stored without text).
+fn ocr_detail() -> serde_json::Value {
+    let status = inlet_extractors::ocr::status();
+    if status.available {
+        serde_json::json!({
+            "status": "ok",
+            "version": status.version,
+            "languages": status.languages,
+        })
+    } else {
+        serde_json::json!({
+            "status": "off",
+            "detail": "OCR is not available: images and scanned pages are stored without text",
+        })
+    }
+}
+
 /// `GET /metrics`: the Prometheus text exposition.
 #[handler]
 pub fn prometheus(state: Data<&AppState>) -> impl IntoResponse {
@@ -530,6 +557,9 @@ pub fn prometheus(state: Data<&AppState>) -> impl IntoResponse {
         .rebuilt
         .set(as_gauge(state.indexer.rebuild_progress().unwrap_or(0)));
     gauges.bytes.set(as_gauge(state.index.size_bytes()));
+    gauges
+        .ocr
+        .set(i64::from(inlet_extractors::ocr::status().available));
     state
         .metrics
         .encode()

@@ -18,6 +18,8 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Permits for extractions running at once.
     pub extraction_permits: Arc<Semaphore>,
+    /// Permits for OCR of images, apart from the others ([`Settings::ocr`]).
+    pub ocr_permits: Arc<Semaphore>,
     /// Recently verified API tokens.
     pub credentials: Arc<CredentialCache>,
     /// Prometheus metrics.
@@ -50,6 +52,7 @@ impl AppState {
             records,
             tokens,
             extraction_permits: Arc::new(Semaphore::new(settings.extraction_concurrency.max(1))),
+            ocr_permits: Arc::new(Semaphore::new(settings.ocr.concurrency.max(1))),
             settings: Arc::new(settings),
             credentials: Arc::default(),
             metrics: Arc::default(),

@@ -94,6 +94,14 @@ pub struct SpooledFile {
 }
 
 impl SpooledFile {
+    /// The first `n` bytes (fewer when the file is shorter), to tell its format.
+    pub fn head(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
+        self.file.seek(SeekFrom::Start(0))?;
+        let mut buf = Vec::with_capacity(n);
+        (&mut self.file).take(n as u64).read_to_end(&mut buf)?;
+        Ok(buf)
+    }
+
     /// Reads the whole file into memory (on a blocking thread).
     pub fn read_all(mut self) -> std::io::Result<Vec<u8>> {
         self.file.seek(SeekFrom::Start(0))?;

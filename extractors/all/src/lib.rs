@@ -11,6 +11,10 @@ use inlet_extract_pdf as _;
 use inlet_extract_rtf as _;
 use inlet_extract_text as _;
 
+/// OCR of images and scanned pages: its settings, status and the image test the server uses to
+/// pick the OCR pool.
+pub use inlet_extract_ocr as ocr;
+
 use std::{
     collections::HashMap,
     io::Cursor,

@@ -1,0 +1,162 @@
+//! OCR through the real `inlet serve` process (issue 16 point 4): without the tesseract command
+//! the service starts, says once that OCR is off (log, `/readyz`, `/metrics`) and stores images
+//! with empty content and the reason; with it, an uploaded scan is searchable text. Images from
+//! OCRmyPDF's test suite (extractors/ocr/tests/data/MANIFEST.tsv).
+
+use inlet_tests::process::InletProcess;
+use reqwest::{
+    Client,
+    multipart::{Form, Part},
+};
+use serde_json::{Value, json};
+
+const INLET: &str = env!("CARGO_BIN_EXE_inlet");
+const EMAIL: &str = "ocr@example.test";
+const TOKEN: &str = "ocr-test-token-0123456789abcdef";
+
+fn image(name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/../extractors/ocr/tests/data/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+async fn start(env: &[(&str, &str)]) -> (InletProcess, Client) {
+    let dir = std::env::temp_dir().join(format!("inlet-ocr-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}?mode=rwc", dir.join("inlet.db").display());
+    let mut all = vec![
+        ("INLET_ADMIN_EMAIL", EMAIL),
+        ("INLET_ADMIN_API_TOKEN", TOKEN),
+    ];
+    all.extend_from_slice(env);
+    let mut server = InletProcess::spawn(INLET, &db, &all);
+    let client = Client::new();
+    server.ready(&client).await;
+    (server, client)
+}
+
+/// Uploads `bytes` as a file of a new source and answers the stored record.
+async fn upload(server: &InletProcess, client: &Client, bytes: Vec<u8>) -> Value {
+    let api = &server.api;
+    let source: Value = client
+        .post(format!("{api}/sources"))
+        .basic_auth(EMAIL, Some(TOKEN))
+        .json(&json!({
+            "definition": {"type": "CUSTOM"},
+            "externalId": "scans",
+            "config": {"type": "CUSTOM", "name": "Scans", "trackStatus": true,
+                "specification": {"application": {"objectTypes": [
+                    {"name": "Files", "externalId": "files", "sourceDataType": "RECORD"}]}}}
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ot = format!(
+        "{api}/sources/{}/objecttypes/{}",
+        source["id"].as_str().unwrap(),
+        source["sourceObjectTypes"][0]["id"].as_str().unwrap()
+    );
+    let form = Form::new().part("file", Part::bytes(bytes).file_name("scan.png"));
+    let resp = client
+        .put(format!("{ot}/objects/scan/file"))
+        .basic_auth(EMAIL, Some(TOKEN))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
+    client
+        .get(format!("{ot}/objects/scan"))
+        .basic_auth(EMAIL, Some(TOKEN))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn readyz(server: &InletProcess, client: &Client) -> Value {
+    let base = server.api.trim_end_matches("/api/v1");
+    client
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn metrics(server: &InletProcess, client: &Client) -> String {
+    let base = server.api.trim_end_matches("/api/v1");
+    client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn without_tesseract_the_service_runs_and_says_ocr_is_off() {
+    let (server, client) = start(&[("INLET_OCR_COMMAND", "/nonexistent/tesseract")]).await;
+    let ready = readyz(&server, &client).await;
+    assert_eq!(ready["status"], "ok", "{ready}");
+    assert_eq!(ready["ocr"]["status"], "off", "{ready}");
+    assert!(
+        metrics(&server, &client)
+            .await
+            .contains("inlet_ocr_available 0")
+    );
+    let record = upload(&server, &client, image("crom.png")).await;
+    assert_eq!(record["content"], "", "{record}");
+    assert_eq!(
+        record["extraction"]["failure"], "unsupported: OCR is not available",
+        "{record}"
+    );
+    // The log says it once, with the reason for the operator; callers see no path.
+    let log = server.log();
+    assert_eq!(log.matches("OCR is off").count(), 1, "{log}");
+    assert!(log.contains("/nonexistent/tesseract"), "{log}");
+    assert!(!ready.to_string().contains("/nonexistent"), "{ready}");
+    assert!(!record.to_string().contains("/nonexistent"), "{record}");
+}
+
+#[tokio::test]
+async fn with_tesseract_an_uploaded_scan_is_text() {
+    let probe = std::process::Command::new("tesseract")
+        .arg("--version")
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var("INLET_REQUIRE_OCR").is_err(),
+            "INLET_REQUIRE_OCR is set but tesseract does not run"
+        );
+        println!("skipped: tesseract is not installed");
+        return;
+    }
+    let (server, client) = start(&[("INLET_OCR_LANGUAGES", "eng")]).await;
+    let ready = readyz(&server, &client).await;
+    assert_eq!(ready["ocr"]["status"], "ok", "{ready}");
+    assert_eq!(ready["ocr"]["languages"], json!(["eng"]), "{ready}");
+    assert!(
+        metrics(&server, &client)
+            .await
+            .contains("inlet_ocr_available 1")
+    );
+    let record = upload(&server, &client, image("crom.png")).await;
+    assert_eq!(
+        record["content"].as_str().unwrap().trim(),
+        "Covfefe is a perfectly cromulent word.",
+        "{record}"
+    );
+    assert_eq!(record["extraction"]["format"], "png", "{record}");
+}
