@@ -26,7 +26,7 @@ const FAMILIES: &[(&str, &[&str])] = &[
     ("inlet-extract-archive", &["zip", "tar", "gzip"]),
     (
         "inlet-extract-ocr",
-        &["png", "jpeg", "tiff", "webp", "gif", "bmp", "pnm"],
+        &["png", "jpeg", "tiff", "webp", "gif", "bmp", "pnm", "jp2"],
     ),
 ];
 

@@ -226,6 +226,8 @@ fn sniff(probe: &Probe<'_>) -> Option<&'static str> {
         )
     {
         Some("bmp")
+    } else if b.starts_with(b"\0\0\0\x0cjP  \r\n\x87\n") || b.starts_with(b"\xff\x4f\xff\x51") {
+        Some("jp2")
     } else if b.len() > 3
         && b[0] == b'P'
         && matches!(b[1], b'4' | b'5' | b'6')
@@ -266,6 +268,7 @@ image_format!("webp");
 image_format!("gif");
 image_format!("bmp");
 image_format!("pnm");
+image_format!("jp2");
 
 /// OCR of an image with the tesseract command.
 pub struct Ocr;

@@ -20,7 +20,9 @@ fn images_by_their_magic_bytes() {
     bmp.extend_from_slice(&[0; 12]);
     bmp.extend_from_slice(&40u32.to_le_bytes());
     bmp.extend_from_slice(&[0; 8]);
-    let table: [(&[u8], Option<&str>); 11] = [
+    let table: [(&[u8], Option<&str>); 13] = [
+        (b"\0\0\0\x0cjP  \r\n\x87\n\0\0", Some("jp2")),
+        (b"\xff\x4f\xff\x51\0\x2f", Some("jp2")),
         (b"\x89PNG\r\n\x1a\n....", Some("png")),
         (b"\xff\xd8\xff\xe0..JFIF", Some("jpeg")),
         (b"II*\0\x08\0\0\0", Some("tiff")),

@@ -118,3 +118,45 @@ fn what_tesseract_cannot_read_fails_without_text() {
     assert!(o.text.trim().is_empty(), "{}", o.text);
     assert!(o.failure.is_some());
 }
+
+#[test]
+fn scanned_pdf_pages_are_read_by_ocr() {
+    if !ocr_here() {
+        return;
+    }
+    // CCITT Group 4: the PDF extractor wraps the fax data in a TIFF for OCR.
+    let o = extract(&data("ccitt.pdf"), &Limits::default());
+    assert_eq!(o.format, Some("pdf"));
+    assert_eq!(o.failure, None);
+    let reference = String::from_utf8(data("linn.txt")).unwrap();
+    let acc = accuracy(&o.text, &reference);
+    println!("ccitt.pdf character accuracy {acc:.3}");
+    assert!(acc >= 0.90, "accuracy {acc:.3}:\n{}", o.text);
+    // JPEG (DCT) scans.
+    let o = extract(&data("c03-29.pdf"), &Limits::default());
+    for phrase in ["Miss Watson", "fish-line", "every day"] {
+        assert!(o.text.contains(phrase), "{phrase}: {}", o.text);
+    }
+    let o = extract(&data("francais.pdf"), &Limits::default());
+    for word in ["whisky", "juge", "blond"] {
+        assert!(o.text.contains(word), "{word}: {}", o.text);
+    }
+}
+
+#[test]
+fn pdf_ocr_stops_at_the_deadline_keeping_what_was_read() {
+    if !ocr_here() {
+        return;
+    }
+    // A deadline that OCR cannot meet: the PDF's text so far (none) is kept and reported cut,
+    // not a failure of the whole file.
+    let o = extract(
+        &data("c03-29.pdf"),
+        &Limits {
+            deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(200)),
+            ..Limits::default()
+        },
+    );
+    assert_eq!(o.format, Some("pdf"));
+    assert!(o.truncated || o.failure.is_some(), "{o:?}");
+}

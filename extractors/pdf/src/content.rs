@@ -153,6 +153,8 @@ pub(crate) struct Interpreter<'d, 'a> {
     pub(crate) page: PageGlyphs,
     /// Stop recording after this many glyphs on a page (the output cap is near).
     pub(crate) max_glyphs: usize,
+    /// The largest image drawn on the page being run, with the area it covers (user space).
+    pub(crate) largest_image: Option<(Stream, f32)>,
     ops: u64,
 }
 
@@ -164,6 +166,7 @@ impl<'d, 'a> Interpreter<'d, 'a> {
             fonts: HashMap::new(),
             page: PageGlyphs::default(),
             max_glyphs: usize::MAX,
+            largest_image: None,
             ops: 0,
         }
     }
@@ -173,6 +176,7 @@ impl<'d, 'a> Interpreter<'d, 'a> {
     /// budget runs out.
     pub(crate) fn run_page(&mut self, page: &Dict, sink: &TextSink) -> Result<(), ExtractError> {
         self.page = PageGlyphs::default();
+        self.largest_image = None;
         let doc = self.doc;
         let resources = doc
             .get_in(page, b"Resources")
@@ -415,6 +419,20 @@ impl<'d, 'a> Interpreter<'d, 'a> {
         let Object::Stream(s) = obj.as_ref() else {
             return Ok(());
         };
+        if s.dict.name_is(b"Subtype", b"Image") {
+            // The unit square, mapped by the CTM: the area the image covers.
+            let [a, b, c, d, _, _] = ctm.0;
+            let area = (a * d - b * c).abs();
+            if area.is_finite()
+                && self
+                    .largest_image
+                    .as_ref()
+                    .is_none_or(|(_, big)| area > *big)
+            {
+                self.largest_image = Some((s.clone(), area));
+            }
+            return Ok(());
+        }
         if !s.dict.name_is(b"Subtype", b"Form") {
             return Ok(());
         }

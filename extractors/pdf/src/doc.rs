@@ -82,6 +82,10 @@ impl StreamReader<'_> {
     }
 }
 
+/// An image codec filter left undone (its name and `/DecodeParms`): the data is that codec's
+/// own format.
+pub(crate) type ImageCodec = (Vec<u8>, Option<Dict>);
+
 /// An opened PDF.
 pub(crate) struct Document<'a> {
     data: &'a [u8],
@@ -677,6 +681,36 @@ impl<'a> Document<'a> {
     pub(crate) fn stream_data(&self, s: &Stream) -> Result<Vec<u8>, ExtractError> {
         let raw = self.raw_data(s)?;
         self.with_filters(s, |chain| filter::decode(&raw, chain, &self.budget))
+    }
+
+    /// An image stream's data with every filter applied but a final image codec (DCT, JPX,
+    /// CCITTFax, JBIG2), which is answered with its parameters: the codec's own bytes are what
+    /// an image file holds.
+    pub(crate) fn image_data(
+        &self,
+        s: &Stream,
+    ) -> Result<(Vec<u8>, Option<ImageCodec>), ExtractError> {
+        let raw = self.raw_data(s)?;
+        self.with_filters(s, |chain| {
+            let codec = chain.last().filter(|f| {
+                matches!(
+                    f.name,
+                    b"DCTDecode"
+                        | b"DCT"
+                        | b"JPXDecode"
+                        | b"CCITTFaxDecode"
+                        | b"CCF"
+                        | b"JBIG2Decode"
+                )
+            });
+            let plain = if codec.is_some() {
+                &chain[..chain.len() - 1]
+            } else {
+                chain
+            };
+            let data = filter::decode(&raw, plain, &self.budget)?;
+            Ok((data, codec.map(|f| (f.name.to_vec(), f.parms.cloned()))))
+        })
     }
 
     /// A reader of a stream's decoded data in pieces: a plain Flate stream (every content

@@ -10,6 +10,7 @@ mod font;
 mod generated;
 mod layout;
 mod object;
+mod scan;
 mod truetype;
 
 #[cfg(test)]
@@ -60,6 +61,19 @@ inventory::submit! {
     }
 }
 
+/// The image file of a page that is one scanned image (no text, an image over most of it).
+fn scanned_page(
+    doc: &doc::Document<'_>,
+    page: &object::Dict,
+    image: Option<(object::Stream, f32)>,
+) -> Option<Vec<u8>> {
+    let (stream, area) = image?;
+    let page_area = scan::page_area(doc, page)?;
+    (area >= scan::MIN_COVER * page_area)
+        .then(|| scan::image_file(doc, &stream))
+        .flatten()
+}
+
 /// Extracts the text layer of `input` into `sink`, decompressing at most the sink's
 /// [`TextSink::max_decompressed_bytes`] in total. Pages are written one at a time; a damaged file
 /// yields what was readable and then [`ExtractError::Malformed`].
@@ -67,14 +81,24 @@ pub fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let doc = doc::Document::open(input, sink.max_decompressed_bytes())?;
     let pages = doc.pages();
     let mut interp = content::Interpreter::new(&doc);
+    let mut scanned = 0;
     for page in &pages {
         sink.check_deadline()?;
         interp.max_glyphs = sink.remaining().saturating_add(PAGE_GLYPH_SLACK);
         interp.run_page(page, sink)?;
         let text = layout::page_text(&interp.page);
-        if !text.is_empty() {
+        if !text.trim().is_empty() {
             sink.push(&text)?;
             sink.line_break()?;
+        } else if scanned < scan::MAX_OCR_PAGES
+            && let Some(file) = scanned_page(&doc, page, interp.largest_image.take())
+        {
+            scanned += 1;
+            match sink.extract_nested("", &file) {
+                // OCR ran out of time: the pages read so far are kept, the text reported cut.
+                Err(ExtractError::TimedOut) => return Err(sink.cut()),
+                other => other?,
+            }
         }
     }
     // Bookmarks, as Tika appends them: titles that often say what the pages do not.
