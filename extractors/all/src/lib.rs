@@ -8,8 +8,10 @@ use inlet_extract_mail as _;
 use inlet_extract_odf as _;
 use inlet_extract_office as _;
 use inlet_extract_pdf as _;
+use inlet_extract_ppt as _;
 use inlet_extract_rtf as _;
 use inlet_extract_text as _;
+use inlet_extract_xls as _;
 
 /// OCR of images and scanned pages: its settings, status and the image test the server uses to
 /// pick the OCR pool.

@@ -22,7 +22,9 @@ const FAMILIES: &[(&str, &[&str])] = &[
     ("inlet-extract-doc", &["doc"]),
     ("inlet-extract-rtf", &["rtf"]),
     ("inlet-extract-epub", &["epub"]),
-    ("inlet-extract-mail", &["eml"]),
+    ("inlet-extract-mail", &["eml", "msg"]),
+    ("inlet-extract-xls", &["xls"]),
+    ("inlet-extract-ppt", &["ppt"]),
     ("inlet-extract-archive", &["zip", "tar", "gzip"]),
     (
         "inlet-extract-ocr",

@@ -2,7 +2,10 @@
 //! sender and recipients, the date, the text body (or the HTML body, through the registry's
 //! HTML extractor), then every attachment extracted with the registry under its file name
 //! ([`TextSink::extract_nested`]), within the same output cap, time budget and nesting bound.
-//! Every transfer encoding and charset `mail-parser` decodes is read.
+//! Every transfer encoding and charset `mail-parser` decodes is read. Outlook `.msg` files are
+//! read by the `msg` module and written in the same layout.
+
+mod msg;
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 use mail_parser::{Address, MessageParser, MimeHeaders};
@@ -79,16 +82,35 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 
 struct Mail;
 
+/// One address as both message kinds write it: `Name <address>`, or the one that is known.
+fn address(name: Option<&str>, email: Option<&str>) -> String {
+    match (name, email) {
+        (Some(n), Some(e)) => format!("{n} <{e}>"),
+        (Some(n), None) => n.to_string(),
+        (None, Some(e)) => e.to_string(),
+        (None, None) => String::new(),
+    }
+}
+
+/// A header line `Label: value`, unless the value is missing or blank (the layout both message
+/// kinds share).
+fn header(sink: &mut TextSink, label: &str, value: Option<String>) -> Result<(), ExtractError> {
+    match value.filter(|v| !v.trim().is_empty()) {
+        Some(v) => {
+            sink.push(label)?;
+            sink.push(": ")?;
+            sink.push(&v)?;
+            sink.line_break()
+        }
+        None => Ok(()),
+    }
+}
+
 /// `Name <address>` for each address of a header, comma-separated.
-fn addresses(address: Option<&Address<'_>>) -> Option<String> {
-    let list: Vec<String> = address?
+fn addresses(list: Option<&Address<'_>>) -> Option<String> {
+    let list: Vec<String> = list?
         .iter()
-        .map(|a| match (a.name(), a.address()) {
-            (Some(n), Some(e)) => format!("{n} <{e}>"),
-            (Some(n), None) => n.to_string(),
-            (None, Some(e)) => e.to_string(),
-            (None, None) => String::new(),
-        })
+        .map(|a| address(a.name(), a.address()))
         .filter(|s| !s.is_empty())
         .collect();
     (!list.is_empty()).then(|| list.join(", "))
@@ -99,17 +121,6 @@ impl Extractor for Mail {
         let message = MessageParser::default()
             .parse(input)
             .ok_or_else(|| ExtractError::malformed("not a readable e-mail message"))?;
-        let header = |sink: &mut TextSink, label: &str, value: Option<String>| match value
-            .filter(|v| !v.trim().is_empty())
-        {
-            Some(v) => {
-                sink.push(label)?;
-                sink.push(": ")?;
-                sink.push(&v)?;
-                sink.line_break()
-            }
-            None => Ok(()),
-        };
         header(sink, "Subject", message.subject().map(str::to_string))?;
         header(sink, "From", addresses(message.from()))?;
         header(sink, "To", addresses(message.to()))?;
@@ -150,5 +161,7 @@ inventory::submit! {
     }
 }
 
+#[cfg(test)]
+mod msg_tests;
 #[cfg(test)]
 mod tests;

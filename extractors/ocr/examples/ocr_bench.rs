@@ -17,7 +17,13 @@ use std::{
 
 use inlet_core::extract::Limits;
 
-const INPUTS: &[&str] = &["linn.png", "typewriter.png", "crom.png", "ccitt.pdf", "c03-29.pdf"];
+const INPUTS: &[&str] = &[
+    "linn.png",
+    "typewriter.png",
+    "crom.png",
+    "ccitt.pdf",
+    "c03-29.pdf",
+];
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -54,7 +60,10 @@ fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     println!(
         "tesseract: {}; {rounds} rounds, median seconds per page",
-        inlet_extract_ocr::status().version.as_deref().unwrap_or("?")
+        inlet_extract_ocr::status()
+            .version
+            .as_deref()
+            .unwrap_or("?")
     );
     println!("| input | Inlet | tesseract (OMP=1) | ratio | tesseract (as installed) | ratio |");
     println!("|---|---|---|---|---|---|");

@@ -1,7 +1,6 @@
 #![doc = include_str!("../README.md")]
 
 mod docx;
-mod numfmt;
 mod ooxml;
 mod pptx;
 mod xlsx;

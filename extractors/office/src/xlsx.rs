@@ -1,9 +1,10 @@
 //! Excel workbooks (`xlsx`), read with `calamine`: every sheet in workbook order, its name on a
-//! line, then one line per row with cells separated by tabs. Numbers print in their cell's number
+//! line, then one line per row with cells separated by tabs. Values are written by
+//! `inlet_extract_support::cells`, shared with the `xls` extractor: numbers in their cell's number
 //! format when it is a common one (decimals, thousands separators, percentages, currency,
-//! parentheses for negatives; see `numfmt`), else without a trailing `.0`; dates as ISO 8601
-//! (`2023-06-30`, with the time when there is one), durations as `[h]:mm:ss`, booleans as
-//! `TRUE`/`FALSE`, errors as Excel shows them (`#DIV/0!`).
+//! parentheses for negatives), else without a trailing `.0`; dates as ISO 8601 (`2023-06-30`,
+//! with the time when there is one), durations as `[h]:mm:ss`, booleans as `TRUE`/`FALSE`, errors
+//! as Excel shows them (`#DIV/0!`).
 //!
 //! `calamine` inflates the parts it reads without a limit of ours, but through the same `zip`
 //! crate, which fails any read past an entry's declared uncompressed size. So the declared sizes
@@ -12,11 +13,14 @@
 
 use std::{collections::HashMap, io::Cursor};
 
-use calamine::{CellErrorType, DataRef, ExcelDateTime, Reader as _, Xlsx, XlsxError};
+use calamine::{DataRef, Reader as _, Xlsx, XlsxError};
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::package::{Damage, Package};
+use inlet_extract_support::{
+    cells::{NumberFormat, write_data_ref},
+    package::{Damage, Package},
+};
 
-use crate::{numfmt::NumberFormat, ooxml, pptx};
+use crate::{ooxml, pptx};
 
 /// The workbook part.
 const WORKBOOK: &str = "xl/workbook.xml";
@@ -71,12 +75,8 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             }
             row = Some(r);
             col = c;
-            let number = match value {
-                DataRef::Float(f) => Some(*f),
-                DataRef::Int(i) => Some(*i as f64),
-                _ => None,
-            };
-            let format = number.and_then(|_| {
+            let numeric = matches!(value, DataRef::Float(_) | DataRef::Int(_));
+            let format = if numeric {
                 formats
                     .entry(style)
                     .or_insert_with(|| {
@@ -87,11 +87,10 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
                             .and_then(|f| NumberFormat::parse(&f.format_code))
                     })
                     .as_ref()
-            });
-            match (number, format) {
-                (Some(n), Some(format)) => sink.push(&format.format(n))?,
-                _ => write_value(value, sink)?,
-            }
+            } else {
+                None
+            };
+            write_data_ref(value, format, sink)?;
         }
         sink.line_break()?;
     }
@@ -137,61 +136,6 @@ fn calamine_error(e: XlsxError) -> ExtractError {
     }
 }
 
-/// Writes one cell value.
-fn write_value(value: &DataRef<'_>, sink: &mut TextSink) -> Result<(), ExtractError> {
-    match value {
-        DataRef::Empty => Ok(()),
-        DataRef::String(s) => sink.push(s),
-        DataRef::SharedString(s) => sink.push(s),
-        DataRef::Int(i) => sink.push(&i.to_string()),
-        DataRef::Float(f) => sink.push(&number(*f)),
-        DataRef::Bool(b) => sink.push(if *b { "TRUE" } else { "FALSE" }),
-        DataRef::DateTime(d) => sink.push(&date_time(d)),
-        DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => sink.push(s),
-        DataRef::Error(e) => sink.push(&error(e)),
-    }
-}
-
-/// A number as a spreadsheet shows it in the general format: integers without a fraction,
-/// others in the shortest form that reads back the same.
-pub(crate) fn number(f: f64) -> String {
-    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 {
-        format!("{f:.0}")
-    } else {
-        format!("{f}")
-    }
-}
-
-/// A date, a date and time, or a duration.
-fn date_time(d: &ExcelDateTime) -> String {
-    if d.is_duration() {
-        let total = (d.as_f64() * 86_400.0).round();
-        if !total.is_finite() || total.abs() > 1e12 {
-            return number(d.as_f64());
-        }
-        let sign = if total < 0.0 { "-" } else { "" };
-        let secs = total.abs() as u64;
-        return format!(
-            "{sign}{}:{:02}:{:02}",
-            secs / 3600,
-            secs / 60 % 60,
-            secs % 60
-        );
-    }
-    let (y, mo, day, h, mi, s, _) = d.to_ymd_hms_milli();
-    if d.as_f64().fract() == 0.0 {
-        format!("{y:04}-{mo:02}-{day:02}")
-    } else if d.as_f64() < 1.0 && d.as_f64() >= 0.0 {
-        format!("{h:02}:{mi:02}:{s:02}")
-    } else {
-        format!("{y:04}-{mo:02}-{day:02} {h:02}:{mi:02}:{s:02}")
-    }
-}
-
-fn error(e: &CellErrorType) -> String {
-    e.to_string()
-}
-
 fn sniff(probe: &Probe<'_>) -> u8 {
     ooxml::score(probe, WORKBOOK)
 }
@@ -201,28 +145,5 @@ inventory::submit! {
         id: "xlsx",
         sniff,
         make: || Box::new(XlsxExtractor),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use calamine::ExcelDateTimeType;
-
-    #[test]
-    fn numbers_and_dates_print_as_a_spreadsheet_shows_them() {
-        assert_eq!(number(14.0), "14");
-        assert_eq!(number(-3.0), "-3");
-        assert_eq!(number(0.1), "0.1");
-        assert_eq!(number(1234.5678), "1234.5678");
-        assert_eq!(number(1e20), "100000000000000000000");
-        let date = ExcelDateTime::new(45107.0, ExcelDateTimeType::DateTime, false);
-        assert_eq!(date_time(&date), "2023-06-30");
-        let dt = ExcelDateTime::new(45107.5, ExcelDateTimeType::DateTime, false);
-        assert_eq!(date_time(&dt), "2023-06-30 12:00:00");
-        let time = ExcelDateTime::new(0.75, ExcelDateTimeType::DateTime, false);
-        assert_eq!(date_time(&time), "18:00:00");
-        let span = ExcelDateTime::new(1.5, ExcelDateTimeType::TimeDelta, false);
-        assert_eq!(date_time(&span), "36:00:00");
     }
 }

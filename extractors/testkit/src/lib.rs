@@ -185,6 +185,26 @@ pub fn run(id: &str, bytes: &[u8]) -> Result<String, (ExtractError, String)> {
     }
 }
 
+/// The nested extractor of [`run_nested`]: detects an embedded file among the linked
+/// extractors and runs the one found, as the facade's does.
+fn nested_linked(bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    match detect(bytes) {
+        Some(id) => (info(id).make)().extract(bytes, sink),
+        None => Ok(()),
+    }
+}
+
+/// Runs `id`'s extractor with default limits and a sink that extracts embedded files (e-mail
+/// attachments) with the extractors linked into this binary: the text, or the error and the
+/// text read before it.
+pub fn run_nested(id: &str, bytes: &[u8]) -> Result<String, (ExtractError, String)> {
+    let mut sink = TextSink::new(&Limits::default()).with_nested(nested_linked);
+    match (info(id).make)().extract(bytes, &mut sink) {
+        Ok(()) => Ok(sink.into_text()),
+        Err(e) => Err((e, sink.into_text())),
+    }
+}
+
 /// Runs `id`'s extractor and expects success.
 pub fn text(id: &str, bytes: &[u8]) -> String {
     match run(id, bytes) {
@@ -335,6 +355,62 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// Token recall of `id`'s text of every document of `corpus/folder` against the peers' outputs
+/// kept beside them, for a crate's own test documents laid out as the shared corpus is (format
+/// folders, peer outputs under `reference/<peer>/<folder>/<file>.txt`). Prints each document's
+/// recall and precision against every peer, and fails when the best recall of a document with a
+/// reference is under 0.95, or under its entry in `floors` (documents the peers render
+/// differently, e.g. dates, with the reason in the crate's README), or when a document fails to
+/// extract. Embedded files are extracted with the linked extractors ([`run_nested`]).
+/// Documents named in `skip` (not expected to extract, e.g. encrypted ones) are left out.
+/// Returns the documents checked.
+pub fn check_peer_recall(
+    corpus: &Path,
+    folder: &str,
+    id: &str,
+    skip: &[&str],
+    floors: &[(&str, f64)],
+) -> usize {
+    let mut checked = 0;
+    for path in documents_in(&corpus.join(folder)) {
+        let name = file_name(&path);
+        if skip.contains(&name.as_str()) {
+            continue;
+        }
+        let bytes = fs::read(&path).expect("read test document");
+        let ours = run_nested(id, &bytes)
+            .unwrap_or_else(|(e, t)| panic!("{}: {e} after {} chars", path.display(), t.len()));
+        let mut line = format!("{folder}/{name}:");
+        let mut best: Option<(f64, &str)> = None;
+        for peer in PEERS {
+            let Some(expected) = peer_output(corpus, peer, folder, &name) else {
+                continue;
+            };
+            let r = recall(&ours, &expected);
+            line.push_str(&format!(
+                "  {peer} R={r:.3} P={:.3}",
+                precision(&ours, &expected)
+            ));
+            if !tokens(&expected).is_empty() && best.is_none_or(|(b, _)| r > b) {
+                best = Some((r, peer));
+            }
+        }
+        println!("{line}");
+        if let Some((r, peer)) = best {
+            let min = floors
+                .iter()
+                .find(|(file, _)| *file == name)
+                .map_or(0.95, |&(_, floor)| floor);
+            assert!(
+                r >= min,
+                "{folder}/{name}: recall {r:.3} against {peer}, under {min}"
+            );
+            checked += 1;
+        }
+    }
+    checked
 }
 
 /// The standard corpus checks for one crate's formats; [`corpus_tests!`] turns them into tests.

@@ -16,7 +16,7 @@ struct Section {
 /// A parsed number format: the section for positive numbers and zero, and the one for negative
 /// numbers if the format has one (then the value is written without its sign).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct NumberFormat {
+pub struct NumberFormat {
     positive: Section,
     negative: Option<Section>,
 }
@@ -26,7 +26,7 @@ const MAX_DECIMALS: usize = 15;
 
 impl NumberFormat {
     /// Parses a format code; `None` for the general format and anything we do not render.
-    pub(crate) fn parse(code: &str) -> Option<Self> {
+    pub fn parse(code: &str) -> Option<Self> {
         if code.is_empty() || code.eq_ignore_ascii_case("general") {
             return None;
         }
@@ -40,7 +40,7 @@ impl NumberFormat {
     }
 
     /// Writes `value` in this format.
-    pub(crate) fn format(&self, value: f64) -> String {
+    pub fn format(&self, value: f64) -> String {
         if !value.is_finite() {
             return value.to_string();
         }

@@ -1,0 +1,119 @@
+#![doc = include_str!("../README.md")]
+
+mod persist;
+mod record;
+mod slides;
+
+#[cfg(test)]
+mod data_tests;
+#[cfg(test)]
+mod hostile_tests;
+
+use std::io::{Cursor, Read};
+
+use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+
+/// The OLE2 (Compound File Binary) signature.
+const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+
+/// The stream holding a presentation's records.
+const DOCUMENT_STREAM: &str = "PowerPoint Document";
+
+/// The stream pointing at the newest edit of the document stream.
+const CURRENT_USER: &str = "Current User";
+
+/// The stream an encrypted presentation keeps its summary in (MS-PPT 2.1.1).
+const ENCRYPTED_SUMMARY: &str = "EncryptedSummary";
+
+/// Detection score for an OLE2 file with a `PowerPoint Document` stream.
+const SCORE: u8 = 95;
+
+/// Extracts the text of a PowerPoint 97–2003 presentation.
+struct Ppt;
+
+impl Extractor for Ppt {
+    fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+        extract(input, sink)
+    }
+}
+
+/// Reads a whole stream, refusing one larger than what is left of the budget (`budget` is
+/// charged with what is read).
+fn read_stream(
+    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
+    name: &str,
+    budget: &mut u64,
+) -> Result<Vec<u8>, ExtractError> {
+    let stream = file
+        .open_stream(name)
+        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
+    if stream.len() > *budget {
+        return Err(ExtractError::LimitExceeded(format!(
+            "{name} stream too large"
+        )));
+    }
+    let mut out = Vec::new();
+    stream
+        .take(*budget)
+        .read_to_end(&mut out)
+        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
+    *budget -= out.len() as u64;
+    Ok(out)
+}
+
+fn encrypted() -> ExtractError {
+    ExtractError::Unsupported("encrypted PowerPoint presentation".into())
+}
+
+/// Opens the compound file and writes the presentation's text, reading at most the sink's
+/// decompression budget from its streams.
+fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    let mut budget = sink.max_decompressed_bytes();
+    let mut file = cfb::CompoundFile::open(Cursor::new(input)).map_err(ExtractError::malformed)?;
+    if file.is_stream(ENCRYPTED_SUMMARY) {
+        return Err(encrypted());
+    }
+    let stream = read_stream(&mut file, DOCUMENT_STREAM, &mut budget)?;
+    let current_user = if file.is_stream(CURRENT_USER) {
+        read_stream(&mut file, CURRENT_USER, &mut budget).ok()
+    } else {
+        None
+    };
+    let directory = current_user
+        .as_deref()
+        .and_then(|user| persist::directory(user, &stream));
+    if directory.as_ref().is_some_and(|d| d.encrypted) {
+        return Err(encrypted());
+    }
+    let mut damaged = false;
+    let in_order = match &directory {
+        Some(dir) => slides::in_order(&stream, dir, sink, &mut damaged)?,
+        None => false,
+    };
+    if !in_order {
+        slides::in_stream_order(&stream, sink, &mut damaged)?;
+    }
+    if damaged {
+        return Err(ExtractError::Malformed(
+            "a record runs past its container".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// An OLE2 compound file with a top-level `PowerPoint Document` stream.
+fn sniff(probe: &Probe<'_>) -> u8 {
+    if probe.bytes.starts_with(OLE2_MAGIC) && probe.has_entry(DOCUMENT_STREAM) {
+        SCORE
+    } else {
+        0
+    }
+}
+
+inventory::submit! {
+    ExtractorInfo {
+        id: "ppt",
+        sniff,
+        make: || Box::new(Ppt),
+    }
+}

@@ -1,0 +1,572 @@
+//! The records of a BIFF5/BIFF8 workbook stream, checked before `calamine` parses them.
+//!
+//! `calamine` 0.38 reads some record fields without checking their length (a short BOF, `Lbl`,
+//! `ExternSheet`, `MergeCells` or formula token stream panics), sizes allocations from record
+//! fields (`Dimensions`, and a dense grid spanning the outermost cells of a sheet), and fails the
+//! whole workbook on one odd value. [`vet`] walks the stream first, as `calamine` will, and
+//! gives it a copy in which every record it would mis-handle is *neutralized*: its type is
+//! changed to one `calamine` ignores, its length and place kept, so the offsets that point into
+//! the stream stay right. Records whose content we never show (defined names, external sheet
+//! references, merged areas, dimensions) are always neutralized, and formulas keep their cached
+//! value but lose their token stream. The walk also gives what `calamine` does not expose: the
+//! number format of each numeric cell, and whether the workbook is encrypted (`FILEPASS`).
+//!
+//! These checks mirror `calamine` 0.38's `xls.rs`; revisit them when upgrading it.
+
+use std::collections::{HashMap, HashSet};
+
+use inlet_core::extract::ExtractError;
+
+/// A record type `calamine` does not read: neutralized records get it.
+const NEUTRAL: u16 = 0x0000;
+
+const BOF: u16 = 0x0809;
+const EOF: u16 = 0x000A;
+const CONTINUE: u16 = 0x003C;
+const FILEPASS: u16 = 0x002F;
+const CODEPAGE: u16 = 0x0042;
+const DATEMODE: u16 = 0x0022;
+const FORMAT: u16 = 0x041E;
+const XF: u16 = 0x00E0;
+const BOUNDSHEET: u16 = 0x0085;
+const LBL: u16 = 0x0018;
+const EXTERNSHEET: u16 = 0x0017;
+const SST: u16 = 0x00FC;
+const DIMENSIONS: u16 = 0x0200;
+const MERGECELLS: u16 = 0x00E5;
+const NUMBER: u16 = 0x0203;
+const LABEL: u16 = 0x0204;
+const RSTRING: u16 = 0x00D6;
+const BOOLERR: u16 = 0x0205;
+const STRING: u16 = 0x0207;
+const RK: u16 = 0x027E;
+const LABELSST: u16 = 0x00FD;
+const MULRK: u16 = 0x00BD;
+const FORMULA: u16 = 0x0006;
+
+/// Error codes `calamine` knows (`BErr`, MS-XLS 2.5.10).
+const ERROR_CODES: [u8; 8] = [0x00, 0x07, 0x0F, 0x17, 0x1D, 0x24, 0x2A, 0x2B];
+
+/// One record: where its header starts, its type (after neutralizing) and its data length.
+#[derive(Clone, Copy)]
+struct Rec {
+    at: usize,
+    typ: u16,
+    len: usize,
+}
+
+impl Rec {
+    fn data<'a>(&self, stream: &'a [u8]) -> &'a [u8] {
+        &stream[self.at + 4..self.at + 4 + self.len]
+    }
+}
+
+/// What [`vet`] learnt about a workbook stream.
+pub(crate) struct Workbook {
+    /// The stream for `calamine`: complete records only, the dangerous ones neutralized.
+    pub stream: Vec<u8>,
+    /// Whether the workbook is BIFF8 (Excel 97 and later) rather than BIFF5.
+    pub biff8: bool,
+    /// Whether the `CodePage` record names a code page `calamine` cannot decode.
+    pub unknown_codepage: bool,
+    /// Number format id (`ifmt`) of each cell format (XF), by XF index.
+    xf_formats: Vec<Option<u16>>,
+    /// Format codes written in the workbook (`FORMAT` records), by format id.
+    formats: HashMap<u16, String>,
+    /// For each sheet `calamine` will list, in order: the XF index of each numeric cell.
+    cell_xfs: Vec<HashMap<(u32, u32), u16>>,
+    /// Cells of the dense grids `calamine` will allocate for the sheets, in total and for the
+    /// largest sheet.
+    pub grid_cells: u64,
+    /// Cells of the largest sheet's grid.
+    pub largest_grid: u64,
+}
+
+impl Workbook {
+    /// The number format code of the cell at (`row`, `col`) of sheet `sheet`, if it is numeric
+    /// and has one.
+    pub fn format_code(&self, sheet: usize, row: u32, col: u32) -> Option<(u16, &str)> {
+        let xf = *self.cell_xfs.get(sheet)?.get(&(row, col))?;
+        let ifmt = (*self.xf_formats.get(usize::from(xf))?)?;
+        let code = match self.formats.get(&ifmt) {
+            Some(code) => code.as_str(),
+            None => inlet_extract_support::cells::builtin_format_code(ifmt)?,
+        };
+        Some((ifmt, code))
+    }
+}
+
+fn u16_at(data: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(data.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(data: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// Splits the stream into records, stopping before an incomplete one (`calamine` would fail the
+/// whole workbook on it).
+fn records(stream: &[u8]) -> Vec<Rec> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let (Some(typ), Some(len)) = (u16_at(stream, at), u16_at(stream, at + 2)) {
+        let len = usize::from(len);
+        if at + 4 + len > stream.len() {
+            break;
+        }
+        out.push(Rec { at, typ, len });
+        at += 4 + len;
+    }
+    out
+}
+
+/// Checks `stream` (a `Workbook` or `Book` stream) as described in the module docs.
+/// `Unsupported` for an encrypted workbook; `Malformed` when its sheets overlap so that reading
+/// them would take time quadratic in its size.
+pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
+    let mut recs = records(stream);
+    let end = recs.last().map_or(0, |r| r.at + 4 + r.len);
+    let globals_end = recs.iter().position(|r| r.typ == EOF).unwrap_or(recs.len());
+    let mut book = Workbook {
+        stream: stream[..end].to_vec(),
+        biff8: true,
+        unknown_codepage: false,
+        xf_formats: Vec::new(),
+        formats: HashMap::new(),
+        cell_xfs: Vec::new(),
+        grid_cells: 0,
+        largest_grid: 0,
+    };
+
+    // The globals: encryption, the BIFF version, code page, formats. `calamine` takes the BIFF
+    // version of the latest BOF it has seen; so do we.
+    let mut biff8_at = vec![true; globals_end];
+    for (i, r) in recs[..globals_end].iter().enumerate() {
+        let data = r.data(stream);
+        match r.typ {
+            FILEPASS => return Err(ExtractError::Unsupported("encrypted Excel workbook".into())),
+            BOF => {
+                if let Some(version) = u16_at(data, 0) {
+                    let dt = u16_at(data, 2).unwrap_or(0);
+                    book.biff8 = match version {
+                        0x0200 | 0x0002 | 0x0007 | 0x0300 | 0x0400 | 0x0500 => false,
+                        0 => dt != 0x1000,
+                        _ => true,
+                    };
+                }
+            }
+            CODEPAGE => {
+                book.unknown_codepage =
+                    u16_at(data, 0).is_none_or(|cp| codepage::to_encoding(cp).is_none());
+            }
+            XF => book.xf_formats.push(u16_at(data, 2)),
+            FORMAT => {
+                if let Some((ifmt, code)) = format_record(data, book.biff8) {
+                    book.formats.insert(ifmt, code);
+                }
+            }
+            _ => {}
+        }
+        biff8_at[i] = book.biff8;
+    }
+
+    // Records `calamine` would mis-handle, wherever they are.
+    for i in 0..recs.len() {
+        let r = recs[i];
+        let data = r.data(stream);
+        let biff8 = biff8_at.get(i).copied().unwrap_or(book.biff8);
+        let safe = match r.typ {
+            LBL | EXTERNSHEET | DIMENSIONS | MERGECELLS => false,
+            BOF | CODEPAGE | DATEMODE => data.len() >= 2,
+            XF => data.len() >= 4,
+            BOUNDSHEET => boundsheet_ok(data, biff8),
+            SST => sst_ok(data, &continues(&recs, i, stream, end)),
+            BOOLERR => match data.get(6..8) {
+                Some([_, 0]) => true,
+                Some([code, 1]) => ERROR_CODES.contains(code),
+                _ => false,
+            },
+            MULRK => mulrk_columns(data).is_some(),
+            FORMULA => formula_ok(data),
+            _ => true,
+        };
+        // Short cell records make `calamine` fail the whole workbook with an error rather than
+        // panic; neutralizing them keeps the rest of the workbook readable. Strings need their
+        // length (and, in BIFF8, flags) field.
+        let string_header = if biff8 { 3 } else { 2 };
+        let long_enough = match r.typ {
+            NUMBER => data.len() >= 14,
+            LABEL | RSTRING => data.len() >= 6 + string_header,
+            STRING => data.len() >= string_header,
+            RK | LABELSST => data.len() >= 10,
+            _ => true,
+        };
+        if !(safe && long_enough) {
+            neutralize(&mut book.stream, &mut recs[i]);
+        }
+        if r.typ == FORMULA && safe {
+            // Keep the cached value, drop the token stream: `cce` = 0.
+            book.stream[r.at + 4 + 20..r.at + 4 + 22].fill(0);
+        }
+    }
+
+    // The sheets: each BOUNDSHEET must point at a record boundary no other sheet uses.
+    let boundaries: HashMap<usize, usize> =
+        recs.iter().enumerate().map(|(i, r)| (r.at, i)).collect();
+    let mut starts = HashSet::new();
+    let mut sheets = Vec::new();
+    for rec in recs.iter_mut().take(globals_end) {
+        if rec.typ != BOUNDSHEET {
+            continue;
+        }
+        let pos = u32_at(rec.data(stream), 0).and_then(|p| usize::try_from(p).ok());
+        match pos.and_then(|p| boundaries.get(&p)) {
+            Some(&start) if starts.insert(start) => sheets.push(start),
+            _ => neutralize(&mut book.stream, rec),
+        }
+    }
+
+    // What `calamine` will collect per sheet: cells until the sheet's EOF, skipping nested
+    // substreams (charts). Sheets without an EOF run on into the next ones; `calamine` would
+    // walk them again and again, so a stream read many times over is refused.
+    let mut walked = 0usize;
+    let limit = recs.len().saturating_mul(2).saturating_add(64);
+    for start in sheets {
+        let (cells, grid, steps) = sheet_cells(&recs[start..], stream);
+        walked = walked.saturating_add(steps);
+        if walked > limit {
+            return Err(ExtractError::Malformed(
+                "workbook sheets overlap (no end-of-sheet records)".into(),
+            ));
+        }
+        book.grid_cells = book.grid_cells.saturating_add(grid);
+        book.largest_grid = book.largest_grid.max(grid);
+        book.cell_xfs.push(cells);
+    }
+    Ok(book)
+}
+
+fn neutralize(stream: &mut [u8], rec: &mut Rec) {
+    stream[rec.at..rec.at + 2].copy_from_slice(&NEUTRAL.to_le_bytes());
+    rec.typ = NEUTRAL;
+}
+
+/// The format id and code of a `FORMAT` record.
+fn format_record(data: &[u8], biff8: bool) -> Option<(u16, String)> {
+    let ifmt = u16_at(data, 0)?;
+    let code = if biff8 {
+        let cch = usize::from(u16_at(data, 2)?);
+        let flags = *data.get(4)?;
+        let chars = data.get(5..)?;
+        if flags & 1 != 0 {
+            let units: Vec<u16> = chars
+                .chunks_exact(2)
+                .take(cch)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            String::from_utf16_lossy(&units)
+        } else {
+            chars.iter().take(cch).map(|&b| char::from(b)).collect()
+        }
+    } else {
+        let cch = usize::from(*data.get(2)?);
+        // Format codes are ASCII but for currency symbols, which we read as Latin-1.
+        data.get(3..)?
+            .iter()
+            .take(cch)
+            .map(|&b| char::from(b))
+            .collect()
+    };
+    Some((ifmt, code))
+}
+
+/// `BoundSheet8` as `calamine` parses it: position, a known visibility and sheet type, and a
+/// name of at least one character field.
+fn boundsheet_ok(data: &[u8], biff8: bool) -> bool {
+    data.len() >= if biff8 { 8 } else { 7 }
+        && data[4] & 0x3F <= 2
+        && matches!(data[5], 0x00 | 0x01 | 0x02 | 0x06)
+}
+
+/// The first and last column of a `MulRk` record whose length matches them.
+fn mulrk_columns(data: &[u8]) -> Option<(u16, u16)> {
+    if data.len() < 6 {
+        return None;
+    }
+    let first = u16_at(data, 2)?;
+    let last = u16_at(data, data.len() - 2)?;
+    let count = usize::from(last.checked_sub(first)?) + 1;
+    (data.len() == 6 + 6 * count).then_some((first, last))
+}
+
+/// A `Formula` record `calamine` reads without panicking or failing: room for the cached value,
+/// the flags and the token stream's length, and a cached value of a known kind.
+fn formula_ok(data: &[u8]) -> bool {
+    if data.len() < 22 {
+        return false;
+    }
+    match data[6..14] {
+        [kind, _, code, _, _, _, 0xFF, 0xFF] => match kind {
+            0x00 | 0x01 | 0x03 => true,
+            0x02 => ERROR_CODES.contains(&code),
+            _ => false,
+        },
+        _ => true,
+    }
+}
+
+/// The data of the `Continue` records `calamine` attaches to record `i` of a stream of `end`
+/// bytes (it gathers one only while more than its header is left).
+fn continues<'a>(recs: &[Rec], i: usize, stream: &'a [u8], end: usize) -> Vec<&'a [u8]> {
+    recs[i + 1..]
+        .iter()
+        .take_while(|r| r.typ == CONTINUE && end - r.at > 4)
+        .map(|r| r.data(stream))
+        .collect()
+}
+
+/// Whether `calamine` reads this shared string table (with its `Continue` records) without
+/// panicking or failing: a step-by-step replay of its `parse_sst`, `read_rich_extended_string`
+/// and `read_dbcs`.
+fn sst_ok<'a>(data: &'a [u8], conts: &[&'a [u8]]) -> bool {
+    let Some(mut cur) = data.get(8..) else {
+        return false;
+    };
+    let mut next = conts.iter();
+    let mut advance = |cur: &mut &'a [u8]| match next.next() {
+        Some(c) => {
+            *cur = c;
+            true
+        }
+        None => false,
+    };
+    loop {
+        if cur.is_empty() && !advance(&mut cur) {
+            return true;
+        }
+        if cur.is_empty() {
+            continue;
+        }
+        if cur.len() < 3 {
+            return false;
+        }
+        let mut len = usize::from(u16::from_le_bytes([cur[0], cur[1]]));
+        let flags = cur[2];
+        cur = &cur[3..];
+        let mut runs = 0usize;
+        let mut ext = 0usize;
+        if flags & 0x8 != 0 {
+            let Some(n) = u16_at(cur, 0) else {
+                return false;
+            };
+            runs = usize::from(n) * 4;
+            cur = &cur[2..];
+        }
+        if flags & 0x4 != 0 {
+            let Some(n) = u32_at(cur, 0) else {
+                return false;
+            };
+            // `calamine` reads it as an i32 cast to usize.
+            ext = n as i32 as usize;
+            cur = &cur[4..];
+        }
+        let mut wide = flags & 1 != 0;
+        while len > 0 {
+            let took = if wide {
+                (cur.len() / 2).min(len)
+            } else {
+                cur.len().min(len)
+            };
+            cur = &cur[if wide { 2 * took } else { took }..];
+            len -= took;
+            if len > 0 {
+                if !advance(&mut cur) || cur.is_empty() {
+                    return false;
+                }
+                wide = cur[0] & 1 != 0;
+                cur = &cur[1..];
+            }
+        }
+        for mut skip in [runs, ext] {
+            while skip > 0 {
+                if cur.is_empty() && !advance(&mut cur) {
+                    return false;
+                }
+                let n = skip.min(cur.len());
+                cur = &cur[n..];
+                skip -= n;
+            }
+        }
+    }
+}
+
+/// Replays `calamine`'s walk of one sheet from its first record: the XF index of each numeric
+/// cell, the cells of the dense grid spanning every cell, and the records stepped over.
+fn sheet_cells(recs: &[Rec], stream: &[u8]) -> (HashMap<(u32, u32), u16>, u64, usize) {
+    let mut xfs = HashMap::new();
+    let mut bounds: Option<(u32, u32, u32, u32)> = None;
+    let mut cell = |row: u32, col: u32| {
+        bounds = Some(match bounds {
+            None => (row, row, col, col),
+            Some((r0, r1, c0, c1)) => (r0.min(row), r1.max(row), c0.min(col), c1.max(col)),
+        });
+    };
+    let mut seen_bof = false;
+    let mut depth = 0usize;
+    let mut formula_at = (0, 0);
+    let mut steps = 0;
+    for (i, r) in recs.iter().enumerate() {
+        steps += 1;
+        // `calamine` attaches `Continue` records to the one before (but yields one at the start).
+        if i > 0 && r.typ == CONTINUE {
+            continue;
+        }
+        if depth > 0 {
+            match r.typ {
+                BOF => depth += 1,
+                EOF => depth -= 1,
+                _ => {}
+            }
+            continue;
+        }
+        let data = r.data(stream);
+        let at = |data: &[u8]| {
+            (
+                u32::from(u16_at(data, 0).unwrap_or(0)),
+                u32::from(u16_at(data, 2).unwrap_or(0)),
+            )
+        };
+        match r.typ {
+            BOF if seen_bof => depth += 1,
+            BOF => seen_bof = true,
+            EOF => break,
+            NUMBER | RK | FORMULA => {
+                let (row, col) = at(data);
+                cell(row, col);
+                if let Some(xf) = u16_at(data, 4) {
+                    xfs.insert((row, col), xf);
+                }
+                if r.typ == FORMULA {
+                    formula_at = (row, col);
+                }
+            }
+            LABEL | RSTRING | BOOLERR | LABELSST => {
+                let (row, col) = at(data);
+                cell(row, col);
+            }
+            STRING => cell(formula_at.0, formula_at.1),
+            MULRK => {
+                if let Some((first, last)) = mulrk_columns(data) {
+                    let row = at(data).0;
+                    for (k, col) in (first..=last).enumerate() {
+                        cell(row, u32::from(col));
+                        if let Some(xf) = u16_at(data, 4 + 6 * k) {
+                            xfs.insert((row, u32::from(col)), xf);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let grid = bounds.map_or(0, |(r0, r1, c0, c1)| {
+        u64::from(r1 - r0 + 1) * u64::from(c1 - c0 + 1)
+    });
+    (xfs, grid, steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(typ: u16, data: &[u8]) -> Vec<u8> {
+        let mut out = typ.to_le_bytes().to_vec();
+        out.extend_from_slice(&(data.len() as u16).to_le_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn shared_string_tables_that_would_panic_calamine_are_found() {
+        // cstTotal, cstUnique, then "ab" compressed.
+        let good = [&[1, 0, 0, 0, 1, 0, 0, 0][..], &[2, 0, 0, b'a', b'b']].concat();
+        assert!(sst_ok(&good, &[]));
+        // The string continues in a Continue record that starts with its flags byte.
+        let split = [&[1, 0, 0, 0, 1, 0, 0, 0][..], &[2, 0, 0, b'a']].concat();
+        assert!(sst_ok(&split, &[&[0, b'b']]));
+        // ... but an empty Continue record there would make calamine index an empty slice.
+        assert!(!sst_ok(&split, &[&[]]));
+        // A rich string whose run count is cut off.
+        let rich = [&[1, 0, 0, 0, 1, 0, 0, 0][..], &[2, 0, 0x8, 1]].concat();
+        assert!(!sst_ok(&rich, &[]));
+        assert!(!sst_ok(&[0; 4], &[]));
+    }
+
+    /// A workbook stream: the globals (a BOUNDSHEET per sheet is added in front, pointing at
+    /// it) and the sheets' records.
+    fn workbook(globals: &[Vec<u8>], sheets: &[Vec<Vec<u8>>]) -> Vec<u8> {
+        let bound_len = 4 + 9;
+        let mut body: Vec<u8> = globals.concat();
+        body.extend(rec(EOF, &[]));
+        let mut at = bound_len * sheets.len() + body.len();
+        let mut out = Vec::new();
+        for (i, sheet) in sheets.iter().enumerate() {
+            let mut data = (at as u32).to_le_bytes().to_vec();
+            data.extend([0, 0, 1, 0, b'A' + i as u8]);
+            out.extend(rec(BOUNDSHEET, &data));
+            at += sheet.iter().map(Vec::len).sum::<usize>();
+        }
+        out.extend(body);
+        for sheet in sheets {
+            out.extend(sheet.concat());
+        }
+        out
+    }
+
+    #[test]
+    fn dangerous_records_are_neutralized_and_formats_collected() {
+        let mut number = vec![1, 0, 2, 0, 1, 0];
+        number.extend(1.5f64.to_le_bytes());
+        let sheet = vec![
+            rec(BOF, &[0, 6, 0x10, 0]),
+            rec(DIMENSIONS, &[0xFF; 14]),
+            // The last column is before the first: calamine would overflow.
+            rec(MULRK, &[0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 4, 0]),
+            rec(NUMBER, &number),
+            rec(LABEL, &[0, 0, 0, 0]),
+            rec(EOF, &[]),
+        ];
+        let globals = [
+            rec(BOF, &[0, 6, 5, 0]),
+            rec(LBL, &[0; 3]),
+            rec(XF, &[0, 0, 9, 0]),
+            rec(XF, &[0, 0, 164, 0]),
+            rec(FORMAT, &[164, 0, 4, 0, 0, b'0', b'.', b'0', b'0']),
+        ];
+        let book = vet(&workbook(&globals, &[sheet])).unwrap();
+        let types: Vec<u16> = records(&book.stream).iter().map(|r| r.typ).collect();
+        assert_eq!(
+            types,
+            [
+                BOUNDSHEET, BOF, NEUTRAL, XF, XF, FORMAT, EOF, BOF, NEUTRAL, NEUTRAL, NUMBER,
+                NEUTRAL, EOF
+            ]
+        );
+        assert_eq!(book.format_code(0, 1, 2), Some((164, "0.00")));
+        assert_eq!(book.format_code(0, 0, 0), None);
+        assert_eq!(book.grid_cells, 1);
+        assert!(book.biff8);
+
+        // A sheet pointing into the middle of a record is dropped.
+        let mut stream = workbook(&[rec(BOF, &[0, 6, 5, 0])], &[vec![rec(EOF, &[])]]);
+        stream[4] += 1;
+        let book = vet(&stream).unwrap();
+        assert!(book.cell_xfs.is_empty());
+
+        let encrypted = workbook(&[rec(BOF, &[0, 6, 5, 0]), rec(FILEPASS, &[1, 0])], &[]);
+        assert!(matches!(
+            vet(&encrypted),
+            Err(ExtractError::Unsupported(m)) if m.starts_with("encrypted")
+        ));
+    }
+}

@@ -1,0 +1,120 @@
+//! Real workbooks from other projects' test suites (`extractors/testdata/xls`, origins in its
+//! MANIFEST.tsv): detection among the other OLE2 formats, token recall against the peers'
+//! outputs kept in `extractors/testdata/reference`, and text we can see in the files.
+
+use std::{fs, path::Path};
+
+use inlet_core::extract::ExtractError;
+use inlet_extract_testkit::{
+    CORPUS, check_peer_recall, detect, documents, documents_in, run, text,
+};
+
+// The other OLE2 formats, so that detection is tested against their sniffers.
+use inlet_extract_doc as _;
+use inlet_extract_mail as _;
+use inlet_extract_ppt as _;
+
+/// The test documents shared by the legacy Office extractors.
+const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
+
+fn workbook(name: &str) -> Vec<u8> {
+    let path = format!("{TESTDATA}/xls/{name}");
+    fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn every_ole2_test_document_is_detected_as_its_own_format() {
+    for (folder, id) in [("xls", "xls"), ("ppt", "ppt"), ("msg", "msg")] {
+        for path in documents_in(&Path::new(TESTDATA).join(folder)) {
+            let bytes = fs::read(&path).unwrap();
+            assert_eq!(detect(&bytes), Some(id), "{}", path.display());
+        }
+    }
+    // Word files stay Word files (the corpus doc that is a docx is nobody's here).
+    for path in documents("doc") {
+        let bytes = fs::read(&path).unwrap();
+        if bytes.starts_with(b"PK") {
+            continue;
+        }
+        assert_eq!(detect(&bytes), Some("doc"), "{}", path.display());
+    }
+}
+
+#[test]
+fn recall_against_the_peers_is_at_least_95_percent() {
+    // The peers print dates and formatted numbers their own way (kreuzberg adds `00:00:00` to
+    // every date, Tika writes Excel's display form `3/23/64` or, for BIFF5, raw `23459.0`): on
+    // these workbooks the only tokens we miss are those (README, "Measurements").
+    let floors = [
+        ("FmtTest.xls", 0.76),
+        ("Test1904.xls", 0.88),
+        ("Test95.xls", 0.78),
+        ("Test95J.xls", 0.83),
+        ("Test97.xls", 0.93),
+        ("date_field.xls", 0.75),
+    ];
+    let checked = check_peer_recall(
+        Path::new(TESTDATA),
+        "xls",
+        "xls",
+        &["encrypted.xls"],
+        &floors,
+    );
+    assert!(checked >= 8, "{checked} workbooks with a reference");
+    assert!(Path::new(CORPUS).exists());
+}
+
+#[test]
+fn biff5_and_biff8_sheets_give_their_names_strings_and_numbers() {
+    // Excel 95 (BIFF5, a `Book` stream): every sheet under its name, numbers in their formats.
+    let t = text("xls", &workbook("Test95.xls"));
+    assert!(t.starts_with("Sheet1-ASC\n"), "{t}");
+    assert!(t.contains("\nSheet1-ASC (2)\n"), "{t}");
+    assert!(t.contains("This Data is 'ASC Only'"), "{t}");
+    assert!(t.contains("INTEGER\t12345"), "{t}");
+    assert!(t.contains("Double\t1234567.89012345"), "{t}");
+    // Excel 97 (BIFF8): shared strings.
+    let t = text("xls", &workbook("Test97.xls"));
+    assert!(t.contains("This Data is 'ASC Only'"), "{t}");
+    // A BIFF5 workbook in code page 932 (Shift_JIS).
+    let t = text("xls", &workbook("Test95J.xls"));
+    assert!(t.contains("漢字"), "{t}");
+}
+
+#[test]
+fn numbers_read_as_the_xlsx_extractor_writes_them() {
+    let t = text("xls", &workbook("FmtTest.xls"));
+    for shown in ["123,456.12", "(123,456)", "$123,456.12", "12345612.00%"] {
+        assert!(t.contains(shown), "{shown}: {t}");
+    }
+    // Dates as ISO 8601.
+    assert!(t.contains("1964-03-23"), "{t}");
+}
+
+#[test]
+fn an_encrypted_workbook_is_unsupported() {
+    match run("xls", &workbook("encrypted.xls")) {
+        Err((ExtractError::Unsupported(reason), text)) => {
+            assert!(reason.starts_with("encrypted"), "{reason}");
+            assert_eq!(text, "");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Writes our text of every test workbook to `$INLET_DUMP/xls/<file>.txt` (run with
+/// `--ignored`).
+#[test]
+#[ignore = "a tool, not a check"]
+fn dump() {
+    let Ok(dir) = std::env::var("INLET_DUMP") else {
+        return;
+    };
+    fs::create_dir_all(format!("{dir}/xls")).unwrap();
+    for path in documents_in(&Path::new(TESTDATA).join("xls")) {
+        let out =
+            run("xls", &fs::read(&path).unwrap()).unwrap_or_else(|(e, t)| format!("{t}[{e}]"));
+        let name = path.file_name().unwrap().to_string_lossy();
+        fs::write(format!("{dir}/xls/{name}.txt"), out).unwrap();
+    }
+}
