@@ -9,9 +9,10 @@ mod hostile_tests;
 #[cfg(test)]
 use inlet_extract_testkit as testutil;
 
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_extract_support::ole::read_stream;
 
 use piece::Fib;
 
@@ -31,30 +32,6 @@ impl Extractor for Doc {
     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         extract(input, sink)
     }
-}
-
-/// Reads a whole stream, refusing one larger than what is left of the budget (`budget` is
-/// charged with what is read).
-fn read_stream(
-    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
-    name: &str,
-    budget: &mut u64,
-) -> Result<Vec<u8>, ExtractError> {
-    let stream = file
-        .open_stream(name)
-        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
-    if stream.len() > *budget {
-        return Err(ExtractError::LimitExceeded(format!(
-            "{name} stream too large"
-        )));
-    }
-    let mut out = Vec::new();
-    stream
-        .take(*budget)
-        .read_to_end(&mut out)
-        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
-    *budget -= out.len() as u64;
-    Ok(out)
 }
 
 /// Opens the compound file and writes the document's text, reading at most the sink's

@@ -9,9 +9,10 @@ mod data_tests;
 #[cfg(test)]
 mod hostile_tests;
 
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_extract_support::ole::read_stream;
 
 /// The OLE2 (Compound File Binary) signature.
 const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
@@ -35,30 +36,6 @@ impl Extractor for Ppt {
     fn extract(&self, input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         extract(input, sink)
     }
-}
-
-/// Reads a whole stream, refusing one larger than what is left of the budget (`budget` is
-/// charged with what is read).
-fn read_stream(
-    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
-    name: &str,
-    budget: &mut u64,
-) -> Result<Vec<u8>, ExtractError> {
-    let stream = file
-        .open_stream(name)
-        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
-    if stream.len() > *budget {
-        return Err(ExtractError::LimitExceeded(format!(
-            "{name} stream too large"
-        )));
-    }
-    let mut out = Vec::new();
-    stream
-        .take(*budget)
-        .read_to_end(&mut out)
-        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
-    *budget -= out.len() as u64;
-    Ok(out)
 }
 
 fn encrypted() -> ExtractError {

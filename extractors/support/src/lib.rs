@@ -2,5 +2,7 @@
 
 #[cfg(feature = "cells")]
 pub mod cells;
+#[cfg(feature = "ole")]
+pub mod ole;
 pub mod package;
 pub mod words;

@@ -9,7 +9,7 @@ mod hostile_tests;
 
 use std::{
     collections::HashMap,
-    io::{Cursor, Read, Write},
+    io::{Cursor, Write},
     mem::size_of,
 };
 
@@ -45,20 +45,8 @@ fn workbook_stream(input: &[u8], budget: u64) -> Result<Vec<u8>, ExtractError> {
         .into_iter()
         .find(|name| file.is_stream(name))
         .ok_or_else(|| ExtractError::Malformed("no workbook stream".into()))?;
-    let stream = file
-        .open_stream(name)
-        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
-    if stream.len() > budget {
-        return Err(ExtractError::LimitExceeded(format!(
-            "{name} stream too large"
-        )));
-    }
-    let mut out = Vec::new();
-    stream
-        .take(budget)
-        .read_to_end(&mut out)
-        .map_err(|e| ExtractError::Malformed(format!("{name}: {e}")))?;
-    Ok(out)
+    let mut budget = budget;
+    inlet_extract_support::ole::read_stream(&mut file, name, &mut budget)
 }
 
 /// A compound file holding only `stream` as its workbook: what `calamine` opens, so that its own
