@@ -90,10 +90,28 @@ pub struct Probe<'a> {
 }
 
 impl Probe<'_> {
-    /// Whether the container has an entry with exactly this name.
+    /// Whether the container has an entry with this name, compared as Office compares part
+    /// names: ignoring ASCII case, with `\` read as `/`.
     pub fn has_entry(&self, name: &str) -> bool {
-        self.entries.iter().any(|e| e == name)
+        self.entries
+            .iter()
+            .any(|e| e == name || same_part_name(e, name))
     }
+}
+
+/// Whether two part names are the same for Office: ASCII case ignored, `\` as `/`.
+pub fn same_part_name(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes().zip(b.bytes()).all(|(x, y)| {
+            let fold = |c: u8| {
+                if c == b'\\' {
+                    b'/'
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            };
+            fold(x) == fold(y)
+        })
 }
 
 /// Turns a file's bytes into text, writing into a [`TextSink`].
@@ -379,6 +397,21 @@ impl TextSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn part_names_compare_as_office_compares_them() {
+        let entries = ["WORD\\Document.XML".to_string(), "mimetype".to_string()];
+        let probe = Probe {
+            bytes: b"PK",
+            entries: &entries,
+        };
+        assert!(probe.has_entry("word/document.xml"));
+        assert!(probe.has_entry("mimetype"));
+        assert!(!probe.has_entry("word/document.xm"));
+        assert!(!probe.has_entry("word/styles.xml"));
+        assert!(same_part_name("a\\B", "A/b"));
+        assert!(!same_part_name("ab", "a/"));
+    }
 
     fn limits(max_chars: usize) -> Limits {
         Limits {

@@ -371,3 +371,86 @@ fn huge_documents_stop_at_the_cap_quickly() {
         assert!(took.as_millis() < 1000, "{id} took {took:?}");
     }
 }
+
+/// The entries of a real package, each renamed by `rename` and its bytes changed by `edit`.
+fn repackaged(
+    path: &str,
+    rename: impl Fn(&str) -> String,
+    edit: impl Fn(&str, Vec<u8>) -> Vec<u8>,
+) -> Vec<u8> {
+    let bytes = fs::read(format!("{}/{path}", crate::testutil::CORPUS)).unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i).unwrap();
+        let name = entry.name().unwrap().to_string();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data).unwrap();
+        entries.push((rename(&name), edit(&name, data)));
+    }
+    let refs: Vec<(&str, &[u8])> = entries
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
+    zip_of(&refs)
+}
+
+#[test]
+fn part_names_in_another_case_or_with_backslashes_are_found() {
+    let original = text(
+        "docx",
+        &fs::read(format!("{}/docx/word_sample.docx", crate::testutil::CORPUS)).unwrap(),
+    );
+    assert!(!original.trim().is_empty());
+    for (what, rename) in [
+        (
+            "upper case",
+            (|n: &str| n.to_ascii_uppercase()) as fn(&str) -> String,
+        ),
+        ("backslashes", |n: &str| n.replace('/', "\\")),
+        ("both", |n: &str| n.replace('/', "\\").to_ascii_uppercase()),
+    ] {
+        let docx = repackaged("docx/word_sample.docx", rename, |_, d| d);
+        assert_eq!(detect(&docx), Some("docx"), "{what}");
+        assert_eq!(text("docx", &docx), original, "{what}");
+    }
+}
+
+#[test]
+fn chart_sheets_are_skipped_and_the_other_sheets_read() {
+    // The workbook's first sheet becomes a chart sheet as Excel writes one (a `chartsheet` part
+    // with a drawing and no cells, under a chartsheet relationship): the second sheet is still
+    // read.
+    let chartsheet = b"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\
+        <chartsheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" \
+        xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\">\
+        <sheetPr/><sheetViews><sheetView workbookViewId=\"0\"/></sheetViews>\
+        <pageMargins left=\"0.7\" right=\"0.7\" top=\"0.75\" bottom=\"0.75\" header=\"0.3\" \
+        footer=\"0.3\"/><drawing r:id=\"rId1\"/></chartsheet>";
+    for relationship_too in [false, true] {
+        let book = repackaged(
+            "xlsx/excel_multi_sheet.xlsx",
+            |n| n.to_string(),
+            |name, data| match name {
+                "xl/worksheets/sheet1.xml" => chartsheet.to_vec(),
+                "xl/_rels/workbook.xml.rels" if relationship_too => String::from_utf8(data)
+                    .unwrap()
+                    .replacen("relationships/worksheet\"", "relationships/chartsheet\"", 1)
+                    .into_bytes(),
+                _ => data,
+            },
+        );
+        let out = text("xlsx", &book);
+        assert!(!out.contains("first_sheet"), "{out}");
+        assert!(out.contains("second_sheet\nProduct"), "{out}");
+    }
+    let whole = text(
+        "xlsx",
+        &fs::read(format!(
+            "{}/xlsx/excel_multi_sheet.xlsx",
+            crate::testutil::CORPUS
+        ))
+        .unwrap(),
+    );
+    assert!(whole.contains("first_sheet\nColumn 1") && whole.contains("second_sheet\nProduct"));
+}

@@ -44,16 +44,23 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     vet(&pkg, budget)?;
     let mut book: Xlsx<_> = Xlsx::new(Cursor::new(input)).map_err(calamine_error)?;
     let mut cells = 0u32;
-    for name in book.sheet_names() {
+    let cell_sheets: Vec<String> = book
+        .sheets_metadata()
+        .iter()
+        .filter(|s| s.typ == calamine::SheetType::WorkSheet)
+        .map(|s| s.name.clone())
+        .collect();
+    for name in cell_sheets {
+        let mut reader = match book.worksheet_cells_reader(&name) {
+            Ok(r) => r,
+            // A sheet listed in the workbook but missing from the package, and chart, dialog
+            // and macro sheets (no cells): skipped, the other sheets still read.
+            Err(XlsxError::WorksheetNotFound(_) | XlsxError::NotAWorksheet(_)) => continue,
+            Err(e) => return Err(calamine_error(e)),
+        };
         sink.line_break()?;
         sink.push(&name)?;
         sink.line_break()?;
-        let mut reader = match book.worksheet_cells_reader(&name) {
-            Ok(r) => r,
-            // A sheet listed in the workbook but missing from the package: skipped.
-            Err(XlsxError::WorksheetNotFound(_)) => continue,
-            Err(e) => return Err(calamine_error(e)),
-        };
         let mut row = None;
         let mut col = 0;
         let mut formats: HashMap<usize, Option<NumberFormat>> = HashMap::new();

@@ -107,8 +107,8 @@ impl<'a> Package<'a> {
             .collect()
     }
 
-    /// The index of the entry named `name`, compared exactly and then ignoring ASCII case (OPC
-    /// part names are case-insensitive).
+    /// The index of the entry named `name`, compared exactly and then as Office compares part
+    /// names: ignoring ASCII case, with `\` read as `/` (some writers use either).
     pub fn find(&self, name: &str) -> Option<usize> {
         let name = name.trim_start_matches('/');
         self.zip.index_for_name(name).or_else(|| {
@@ -116,12 +116,12 @@ impl<'a> Package<'a> {
                 let mut map = HashMap::new();
                 for (i, n) in self.zip.file_names().enumerate() {
                     if let Ok(n) = n {
-                        map.entry(n.to_ascii_lowercase()).or_insert(i);
+                        map.entry(fold_part_name(&n)).or_insert(i);
                     }
                 }
                 map
             });
-            folded.get(&name.to_ascii_lowercase()).copied()
+            folded.get(&fold_part_name(name)).copied()
         })
     }
 
@@ -344,6 +344,13 @@ pub fn stored_mimetype(bytes: &[u8]) -> Option<&str> {
     let start = 30 + name_len + extra_len;
     let data = bytes.get(start..start + size)?;
     std::str::from_utf8(data).ok().map(str::trim)
+}
+
+/// A part name as Office compares it: ASCII lowercase, `\` as `/`, no leading `/`.
+fn fold_part_name(name: &str) -> String {
+    name.replace('\\', "/")
+        .trim_start_matches('/')
+        .to_ascii_lowercase()
 }
 
 #[cfg(test)]
