@@ -25,11 +25,77 @@
 
 use std::{collections::HashMap, fmt, time::Instant};
 
+use serde::{Deserialize, Serialize};
+
 /// Characters of text kept per file (spec 2.4: about the first million).
 pub const MAX_CHARS: usize = 1_000_000;
 
 /// Default cap on bytes decompressed from a container (ZIP entries, streams): 512 MiB.
 pub const MAX_DECOMPRESSED_BYTES: u64 = 512 * 1024 * 1024;
+
+/// What a document says about itself, as its format carries it (issue 16): title, authors,
+/// dates, length and language. For an e-mail: the subject, the sender, the recipients and the
+/// date. Nothing of it changes a record's title (spec 2.4).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentMetadata {
+    /// The document's own title (an e-mail's subject).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Its authors (an e-mail's sender).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub authors: Vec<String>,
+    /// An e-mail's recipients (To).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recipients: Vec<String>,
+    /// When it was created (an e-mail's date), RFC 3339 when the format's date could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// When it was last modified, RFC 3339 when the format's date could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+    /// Pages, slides or sheets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<u32>,
+    /// The language: the one the format declares, else detected from the text (ISO 639 code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+}
+
+impl DocumentMetadata {
+    /// Whether nothing is known.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Keeps a non-blank, trimmed value (at most 1,000 characters) in `slot` unless it is set.
+pub fn keep(slot: &mut Option<String>, value: &str) {
+    let value = value.trim();
+    if slot.is_none() && !value.is_empty() {
+        *slot = Some(value.chars().take(MAX_METADATA_CHARS).collect());
+    }
+}
+
+/// Longest metadata value kept, in characters.
+pub const MAX_METADATA_CHARS: usize = 1000;
+/// Most authors or recipients kept.
+pub const MAX_METADATA_NAMES: usize = 100;
+
+/// Keeps the non-blank names (each trimmed to [`MAX_METADATA_CHARS`]) in `list` unless it has
+/// some, at most [`MAX_METADATA_NAMES`].
+pub fn keep_names<'a>(list: &mut Vec<String>, names: impl IntoIterator<Item = &'a str>) {
+    if !list.is_empty() {
+        return;
+    }
+    *list = names
+        .into_iter()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .take(MAX_METADATA_NAMES)
+        .map(|n| n.chars().take(MAX_METADATA_CHARS).collect())
+        .collect();
+}
 
 /// Limits one extraction runs under.
 #[derive(Debug, Clone, Copy)]
@@ -215,6 +281,7 @@ pub struct TextSink {
     pushes: u32,
     nested: Option<NestedExtract>,
     depth: u8,
+    metadata: DocumentMetadata,
 }
 
 /// What a container extractor calls to extract an embedded file (an e-mail attachment) into
@@ -240,6 +307,7 @@ impl TextSink {
             pushes: 0,
             nested: None,
             depth: 0,
+            metadata: DocumentMetadata::default(),
         }
     }
 
@@ -391,6 +459,17 @@ impl TextSink {
     /// The collected text.
     pub fn into_text(self) -> String {
         self.text
+    }
+
+    /// The document's metadata to fill in; `None` while extracting a file within a file (an
+    /// attachment's title is not the e-mail's).
+    pub fn metadata_mut(&mut self) -> Option<&mut DocumentMetadata> {
+        (self.depth == 0).then_some(&mut self.metadata)
+    }
+
+    /// The metadata the extractor reported.
+    pub fn metadata(&self) -> &DocumentMetadata {
+        &self.metadata
     }
 }
 

@@ -52,6 +52,9 @@ pub struct Extraction {
     pub truncated: bool,
     /// Why the content is empty, when it is.
     pub failure: Option<String>,
+    /// What the document says about itself (absent on records stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<crate::extract::DocumentMetadata>,
 }
 
 /// A stored record (live or a tombstone).

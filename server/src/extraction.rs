@@ -87,6 +87,7 @@ pub async fn extract(state: &AppState, mut file: SpooledFile, label: &str) -> Ex
             chars: text.chars().count() as u64,
             truncated: outcome.truncated,
             failure: outcome.failure,
+            metadata: (!outcome.metadata.is_empty()).then_some(outcome.metadata),
         },
         text,
     }
@@ -99,6 +100,7 @@ fn failed(state: &AppState, label: &str, reason: String) -> Extracted {
         text: String::new(),
         extraction: Extraction {
             failure: Some(reason),
+            metadata: None,
             ..Extraction::default()
         },
     }

@@ -441,6 +441,9 @@ fn extract(files: Vec<PathBuf>) -> anyhow::Result<()> {
         if let Some(reason) = &outcome.failure {
             println!("failure: {reason}");
         }
+        if !outcome.metadata.is_empty() {
+            println!("metadata: {}", serde_json::to_string(&outcome.metadata)?);
+        }
         println!();
         println!("{}", outcome.text);
     }

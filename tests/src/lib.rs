@@ -366,6 +366,7 @@ pub async fn bulk_records(
         chars: 0,
         truncated: false,
         failure: None,
+        metadata: None,
     })
     .expect("extraction json");
     let sql = format!(

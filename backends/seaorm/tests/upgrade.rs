@@ -248,6 +248,7 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
         chars: 20,
         truncated: false,
         failure: None,
+        metadata: None,
     })
     .unwrap();
     for (i, (external_id, content, color, removed)) in [

@@ -129,6 +129,7 @@ pub fn write(
             chars: 10,
             truncated: false,
             failure: None,
+            metadata: None,
         },
         modified_by: "tester@example.test".into(),
     }

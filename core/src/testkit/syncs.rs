@@ -219,6 +219,7 @@ pub async fn sync_counters_count_writes(store: &dyn RecordStore) {
         chars: 0,
         truncated: false,
         failure: Some("unrecognized format".into()),
+        metadata: None,
     };
     store.put_record(failed).await.unwrap();
     store

@@ -24,7 +24,9 @@ use std::{
     sync::OnceLock,
 };
 
-use inlet_core::extract::{ExtractError, ExtractorInfo, Limits, Probe, Registry, TextSink};
+use inlet_core::extract::{
+    DocumentMetadata, ExtractError, ExtractorInfo, Limits, Probe, Registry, TextSink,
+};
 
 /// Entry names read from a container at most (a ZIP can list millions).
 pub const MAX_PROBE_ENTRIES: usize = 10_000;
@@ -168,6 +170,9 @@ pub struct Outcome {
     pub truncated: bool,
     /// Why extraction failed, if it did (for logs and counters).
     pub failure: Option<String>,
+    /// What the document says about itself; the language detected from the text when the
+    /// format does not say.
+    pub metadata: DocumentMetadata,
 }
 
 impl Outcome {
@@ -177,6 +182,7 @@ impl Outcome {
             text: String::new(),
             truncated: false,
             failure: Some(reason.into()),
+            metadata: DocumentMetadata::default(),
         }
     }
 }
@@ -213,23 +219,41 @@ fn run(info: &'static ExtractorInfo, bytes: &[u8], limits: &Limits) -> Outcome {
     let format = Some(info.id);
     let mut sink = TextSink::new(limits).with_nested(nested);
     let result = catch_unwind(AssertUnwindSafe(|| (info.make)().extract(bytes, &mut sink)));
+    let kept = |sink: TextSink, failure: Option<String>| {
+        let mut metadata = sink.metadata().clone();
+        let truncated = sink.is_truncated();
+        let text = sink.into_text();
+        if metadata.language.is_none() {
+            metadata.language = detect_language(&text);
+        }
+        Outcome {
+            format,
+            truncated,
+            text,
+            failure,
+            metadata,
+        }
+    };
     match result {
-        Ok(Ok(()) | Err(ExtractError::Full)) => Outcome {
-            format,
-            truncated: sink.is_truncated(),
-            text: sink.into_text(),
-            failure: None,
-        },
+        Ok(Ok(()) | Err(ExtractError::Full)) => kept(sink, None),
         // A damaged file yields what could be read before the damage.
-        Ok(Err(e @ ExtractError::Malformed(_))) => Outcome {
-            format,
-            truncated: false,
-            text: sink.into_text(),
-            failure: Some(e.to_string()),
-        },
+        Ok(Err(e @ ExtractError::Malformed(_))) => kept(sink, Some(e.to_string())),
         Ok(Err(e)) => Outcome::failed(format, e.to_string()),
         Err(panic) => Outcome::failed(format, format!("panic: {}", message(&*panic))),
     }
+}
+
+/// Text read to guess a document's language.
+const LANGUAGE_SAMPLE_BYTES: usize = 16 * 1024;
+
+/// The language of `text` (ISO 639-3, as `whatlang` names it) when the guess is reliable.
+fn detect_language(text: &str) -> Option<String> {
+    let mut end = text.len().min(LANGUAGE_SAMPLE_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let info = whatlang::detect(&text[..end])?;
+    info.is_reliable().then(|| info.lang().code().to_string())
 }
 
 /// Extracts an embedded file (an attachment) into its container's sink: the format is detected

@@ -470,3 +470,63 @@ fn the_decompression_cap_reaches_attachments() {
     );
     assert!(!outcome.text.contains(word), "{}", outcome.text);
 }
+
+/// What documents say about themselves reaches the outcome: the format's own properties, and the
+/// language detected from the text when the format does not say.
+#[test]
+fn document_metadata_is_reported() {
+    let meta = |path: &str| extract(&corpus(path), &Limits::default()).metadata;
+    let pdf = meta("pdf/a_course_in_machine_learning_ciml_v0_9_all.pdf");
+    assert_eq!(pdf.title.as_deref(), Some("A Course in Machine Learning"));
+    assert_eq!(pdf.authors, ["Hal Daumé III"]);
+    assert_eq!(pdf.created.as_deref(), Some("2015-09-23T08:00:01-04:00"));
+    assert!(pdf.pages.is_some_and(|p| p > 100), "{pdf:?}");
+    assert_eq!(pdf.language.as_deref(), Some("eng"));
+    assert_eq!(
+        meta("pdf/non_ascii_text.pdf").language.as_deref(),
+        Some("deu")
+    );
+    let docx = meta("docx/word_sample.docx");
+    assert_eq!(docx.authors, ["Christoph Auer"]);
+    assert_eq!(docx.created.as_deref(), Some("2024-10-09T12:43:00Z"));
+    assert_eq!(docx.modified.as_deref(), Some("2024-10-15T11:34:00Z"));
+    assert_eq!(docx.pages, Some(2));
+    let odt = meta("odt/metadata_test.odt");
+    assert_eq!(odt.title.as_deref(), Some("Test Metadata Document"));
+    assert_eq!(odt.authors, ["John Doe"]);
+    let pptx = meta("pptx/simple.pptx");
+    assert_eq!(pptx.title.as_deref(), Some("Title Slide"));
+    assert_eq!(pptx.pages, Some(2));
+    // Nothing to say: nothing reported (a failure carries no metadata either).
+    assert!(meta("bad/random.bin").is_empty());
+}
+
+/// An e-mail's metadata is its own, not an attachment's.
+#[test]
+fn e_mail_metadata_is_the_message_s() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../mail/tests/data/msg_10.txt");
+    let m = extract(&fs::read(path).unwrap(), &Limits::default()).metadata;
+    assert_eq!(m.title.as_deref(), Some("Lyrics"));
+    assert_eq!(m.authors, ["Barry Warsaw <barry@python.org>"]);
+    assert_eq!(m.recipients, ["Dingus Lovers <cravindogs@cravindogs.com>"]);
+    assert_eq!(m.created.as_deref(), Some("2001-04-20T19:35:02-04:00"));
+    // A message with a PDF attached: the PDF's title does not replace the subject.
+    let pdf = corpus("pdf/a_course_in_machine_learning_ciml_v0_9_all.pdf");
+    let mut eml = b"Subject: Course notes\r\nFrom: a@example.test\r\nTo: b@example.test\r\n\
+        MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n--XX\r\n\
+        Content-Type: text/plain\r\n\r\nSee attached.\r\n--XX\r\nContent-Type: application/pdf\r\n\
+        Content-Disposition: attachment; filename=ciml.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        .to_vec();
+    eml.extend_from_slice(
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &pdf).as_bytes(),
+    );
+    eml.extend_from_slice(b"\r\n--XX--\r\n");
+    let outcome = extract(&eml, &Limits::default());
+    assert!(
+        outcome.text.contains("ciml.pdf"),
+        "{}",
+        &outcome.text[..200.min(outcome.text.len())]
+    );
+    assert_eq!(outcome.metadata.title.as_deref(), Some("Course notes"));
+    assert_eq!(outcome.metadata.pages, None);
+}

@@ -7,7 +7,9 @@
 
 mod msg;
 
-use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_core::extract::{
+    ExtractError, Extractor, ExtractorInfo, Probe, TextSink, keep, keep_names,
+};
 use mail_parser::{Address, MessageParser, MimeHeaders};
 
 /// Bytes of the head examined when sniffing.
@@ -106,6 +108,23 @@ fn header(sink: &mut TextSink, label: &str, value: Option<String>) -> Result<(),
     }
 }
 
+/// Records a message's subject, sender, recipients and date as the document's metadata.
+fn mail_metadata(
+    sink: &mut TextSink,
+    subject: Option<&str>,
+    from: Option<&str>,
+    to: Option<&str>,
+    date: Option<&str>,
+) {
+    let Some(m) = sink.metadata_mut() else {
+        return;
+    };
+    keep(&mut m.title, subject.unwrap_or_default());
+    keep(&mut m.created, date.unwrap_or_default());
+    keep_names(&mut m.authors, from.unwrap_or_default().split(", "));
+    keep_names(&mut m.recipients, to.unwrap_or_default().split(", "));
+}
+
 /// `Name <address>` for each address of a header, comma-separated.
 fn addresses(list: Option<&Address<'_>>) -> Option<String> {
     let list: Vec<String> = list?
@@ -121,11 +140,22 @@ impl Extractor for Mail {
         let message = MessageParser::default()
             .parse(input)
             .ok_or_else(|| ExtractError::malformed("not a readable e-mail message"))?;
-        header(sink, "Subject", message.subject().map(str::to_string))?;
-        header(sink, "From", addresses(message.from()))?;
-        header(sink, "To", addresses(message.to()))?;
+        let subject = message.subject().map(str::to_string);
+        let from = addresses(message.from());
+        let to = addresses(message.to());
+        let date = message.date().map(|d| d.to_rfc3339());
+        mail_metadata(
+            sink,
+            subject.as_deref(),
+            from.as_deref(),
+            to.as_deref(),
+            date.as_deref(),
+        );
+        header(sink, "Subject", subject)?;
+        header(sink, "From", from)?;
+        header(sink, "To", to)?;
         header(sink, "Cc", addresses(message.cc()))?;
-        header(sink, "Date", message.date().map(|d| d.to_rfc3339()))?;
+        header(sink, "Date", date)?;
         sink.line_break()?;
         // Every text part of the message in order; HTML parts (without a text alternative)
         // through the registry's HTML extractor.

@@ -230,6 +230,13 @@ impl Message<'_, '_> {
             .time(PR_CLIENT_SUBMIT_TIME)
             .or_else(|| fixed.time(PR_MESSAGE_DELIVERY_TIME))
             .map(|secs| mail_parser::DateTime::from_timestamp(secs).to_rfc3339());
+        crate::mail_metadata(
+            sink,
+            subject.as_deref(),
+            from.as_deref(),
+            to.as_deref(),
+            date.as_deref(),
+        );
         header(sink, "Subject", subject)?;
         header(sink, "From", from)?;
         header(sink, "To", to)?;

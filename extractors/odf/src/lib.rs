@@ -52,6 +52,9 @@ impl Extractor for Odf {
 /// footers of `styles.xml`.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
+    if let Some(m) = sink.metadata_mut() {
+        inlet_extract_support::properties::read(&mut pkg, "meta.xml", m);
+    }
     let mut damage = Damage::default();
     damage.note(part(&mut pkg, CONTENT, Scope::Body, sink))?;
     if pkg.has(STYLES) {

@@ -23,6 +23,10 @@ impl Extractor for Pptx {
 /// Extracts under the sink's decompression budget.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
+    if let Some(m) = sink.metadata_mut() {
+        inlet_extract_support::properties::read(&mut pkg, "docProps/core.xml", m);
+        inlet_extract_support::properties::read(&mut pkg, "docProps/app.xml", m);
+    }
     let mut damage = Damage::default();
     let slides = match slide_order(&mut pkg) {
         Ok(slides) if !slides.is_empty() => slides,

@@ -41,6 +41,10 @@ impl Extractor for XlsxExtractor {
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let budget = sink.max_decompressed_bytes();
     let mut pkg = Package::open(input, budget)?;
+    if let Some(m) = sink.metadata_mut() {
+        inlet_extract_support::properties::read(&mut pkg, "docProps/core.xml", m);
+        inlet_extract_support::properties::read(&mut pkg, "docProps/app.xml", m);
+    }
     vet(&pkg, budget)?;
     let mut book: Xlsx<_> = Xlsx::new(Cursor::new(input)).map_err(calamine_error)?;
     let mut cells = 0u32;
@@ -50,6 +54,9 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         .filter(|s| s.typ == calamine::SheetType::WorkSheet)
         .map(|s| s.name.clone())
         .collect();
+    if let Some(m) = sink.metadata_mut() {
+        m.pages = u32::try_from(cell_sheets.len()).ok();
+    }
     for name in cell_sheets {
         let mut reader = match book.worksheet_cells_reader(&name) {
             Ok(r) => r,

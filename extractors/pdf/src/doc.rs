@@ -821,6 +821,20 @@ impl<'a> Document<'a> {
     }
 
     /// Titles of the document outline (bookmarks) in order, depth first.
+    /// A text entry of the document information dictionary (`Title`, `Author`, ...).
+    pub(crate) fn info(&self, key: &[u8]) -> Option<String> {
+        let info = self.trailer.get(b"Info")?;
+        let info = self.resolve(info);
+        match self.get_in(info.as_dict()?, key).as_deref() {
+            Some(Object::Str(t)) => {
+                let t = crate::encoding::text_string(t);
+                let t = t.trim();
+                (!t.is_empty()).then(|| t.to_owned())
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn outline_titles(&self) -> Vec<String> {
         let mut titles = Vec::new();
         let Some(cat) = self.catalog() else {

@@ -24,7 +24,9 @@ mod memory_tests;
 #[cfg(test)]
 mod testutil;
 
-use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_core::extract::{
+    ExtractError, Extractor, ExtractorInfo, Probe, TextSink, keep, keep_names,
+};
 
 /// Bytes at the start of a file searched for the `%PDF-` header.
 pub const HEADER_WINDOW: usize = 1024;
@@ -61,6 +63,43 @@ inventory::submit! {
     }
 }
 
+/// A PDF date (`D:YYYYMMDDHHmmSSOHH'mm'`, every part after the year optional) as RFC 3339; a
+/// date that does not read so is kept as written.
+fn pdf_date(raw: Option<String>) -> String {
+    let Some(raw) = raw else {
+        return String::new();
+    };
+    let s = raw.trim().trim_start_matches("D:");
+    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+    if digits.len() < 4 {
+        return raw;
+    }
+    let part = |from: usize, len: usize, default: &str| -> String {
+        digits
+            .get(from..from + len)
+            .map_or_else(|| default.to_string(), str::to_string)
+    };
+    let rest = &s[digits.len()..];
+    let zone = match rest.chars().next() {
+        Some(sign @ ('+' | '-')) => {
+            let z: String = rest[1..].chars().filter(char::is_ascii_digit).collect();
+            let hh = z.get(0..2).unwrap_or("00");
+            let mm = z.get(2..4).unwrap_or("00");
+            format!("{sign}{hh}:{mm}")
+        }
+        _ => "Z".to_string(),
+    };
+    format!(
+        "{}-{}-{}T{}:{}:{}{zone}",
+        part(0, 4, "0000"),
+        part(4, 2, "01"),
+        part(6, 2, "01"),
+        part(8, 2, "00"),
+        part(10, 2, "00"),
+        part(12, 2, "00"),
+    )
+}
+
 /// The image file of a page that is one scanned image (no text, an image over most of it).
 fn scanned_page(
     doc: &doc::Document<'_>,
@@ -80,6 +119,13 @@ fn scanned_page(
 pub fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let doc = doc::Document::open(input, sink.max_decompressed_bytes())?;
     let pages = doc.pages();
+    if let Some(m) = sink.metadata_mut() {
+        keep(&mut m.title, &doc.info(b"Title").unwrap_or_default());
+        keep_names(&mut m.authors, doc.info(b"Author").as_deref());
+        keep(&mut m.created, &pdf_date(doc.info(b"CreationDate")));
+        keep(&mut m.modified, &pdf_date(doc.info(b"ModDate")));
+        m.pages = u32::try_from(pages.len()).ok();
+    }
     let mut interp = content::Interpreter::new(&doc);
     let mut scanned = 0;
     for page in &pages {
@@ -112,4 +158,20 @@ pub fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod date_tests {
+    use super::pdf_date;
+
+    #[test]
+    fn pdf_dates_become_rfc_3339() {
+        let d = |s: &str| pdf_date(Some(s.to_string()));
+        assert_eq!(d("D:20150923080001-04'00'"), "2015-09-23T08:00:01-04:00");
+        assert_eq!(d("D:20250130094913+01'00"), "2025-01-30T09:49:13+01:00");
+        assert_eq!(d("D:20230516172840Z"), "2023-05-16T17:28:40Z");
+        assert_eq!(d("D:2019"), "2019-01-01T00:00:00Z");
+        assert_eq!(d("yesterday"), "yesterday");
+        assert_eq!(pdf_date(None), "");
+    }
 }

@@ -5,4 +5,5 @@ pub mod cells;
 #[cfg(feature = "ole")]
 pub mod ole;
 pub mod package;
+pub mod properties;
 pub mod words;

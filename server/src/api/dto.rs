@@ -611,6 +611,51 @@ impl From<&Extraction> for ExtractionOut {
             characters: e.chars,
             truncated: e.truncated,
             failure: e.failure.clone(),
+            metadata: e.metadata.as_ref().map(DocumentMetadataOut::from),
+        }
+    }
+}
+
+/// What the document says about itself, as its format carries it; for an e-mail the subject
+/// (title), sender (authors), recipients and date (created). The record's title is not taken
+/// from it (spec 2.4).
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct DocumentMetadataOut {
+    /// The document's own title (an e-mail's subject).
+    #[oai(skip_serializing_if_is_none)]
+    pub title: Option<String>,
+    /// Its authors (an e-mail's sender).
+    #[oai(skip_serializing_if_is_empty)]
+    pub authors: Vec<String>,
+    /// An e-mail's recipients.
+    #[oai(skip_serializing_if_is_empty)]
+    pub recipients: Vec<String>,
+    /// When it was created (an e-mail's date): RFC 3339 when the format's date could be read,
+    /// else as the document states it.
+    #[oai(skip_serializing_if_is_none)]
+    pub created: Option<String>,
+    /// When it was last modified.
+    #[oai(skip_serializing_if_is_none)]
+    pub modified: Option<String>,
+    /// Pages, slides or sheets.
+    #[oai(skip_serializing_if_is_none)]
+    pub pages: Option<u32>,
+    /// Its language: as the format declares it, else detected from the text (ISO 639 code).
+    #[oai(skip_serializing_if_is_none)]
+    pub language: Option<String>,
+}
+
+impl From<&inlet_core::extract::DocumentMetadata> for DocumentMetadataOut {
+    fn from(m: &inlet_core::extract::DocumentMetadata) -> Self {
+        Self {
+            title: m.title.clone(),
+            authors: m.authors.clone(),
+            recipients: m.recipients.clone(),
+            created: m.created.clone(),
+            modified: m.modified.clone(),
+            pages: m.pages,
+            language: m.language.clone(),
         }
     }
 }
@@ -629,6 +674,10 @@ pub struct ExtractionOut {
     /// Why extraction failed or stopped early, if it did.
     #[oai(skip_serializing_if_is_none)]
     pub failure: Option<String>,
+    /// What the document says about itself (title, authors, dates, pages, language), when
+    /// anything.
+    #[oai(skip_serializing_if_is_none)]
+    pub metadata: Option<DocumentMetadataOut>,
 }
 
 /// A whole stored record: metadata, stored fields, tags and extraction outcome.

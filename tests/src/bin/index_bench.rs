@@ -77,6 +77,7 @@ fn main() {
                 chars: 0,
                 truncated: false,
                 failure: None,
+                metadata: None,
             },
         };
         batch.push(document(ws, &record, Some(&src)));

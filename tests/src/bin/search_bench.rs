@@ -148,6 +148,7 @@ async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
                             chars: content.len() as u64,
                             truncated: false,
                             failure: None,
+                            metadata: None,
                         },
                         content,
                         tags: tags(&mut rng),
