@@ -11,8 +11,8 @@ use std::{
 use inlet_core::extract::{ExtractError, Limits};
 
 use crate::testutil::{
-    capped, check_decompression_cap, check_output_cap, detect, documents, noise, run, run_with,
-    survives, text, truncations,
+    capped, check_damage, check_decompression_cap, check_output_cap, detect, documents, noise, run,
+    run_with, survives, text,
 };
 
 /// Where the generated FIB puts the text in the `WordDocument` stream.
@@ -153,19 +153,7 @@ fn empty_random_and_truncated_files_fail_fast_without_panic() {
         .map(|p| fs::read(p).unwrap())
         .collect();
     files.push(generated);
-    for bytes in &files {
-        for cut in truncations(bytes) {
-            let _ = survives(&format!("cut at {}", cut.len()), 2.0, || run("doc", cut));
-        }
-        // Damage in the middle instead of a cut.
-        for seed in 0..20u64 {
-            let mut damaged = bytes.clone();
-            let at = (seed as usize * 997) % damaged.len();
-            let patch = noise(64.min(damaged.len() - at), seed + 1);
-            damaged[at..at + patch.len()].copy_from_slice(&patch);
-            let _ = survives("damaged", 2.0, || run("doc", &damaged));
-        }
-    }
+    check_damage("doc", &files, 20);
 }
 
 #[test]

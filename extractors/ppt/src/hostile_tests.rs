@@ -13,8 +13,8 @@ use std::{
 
 use inlet_core::extract::{ExtractError, Limits};
 use inlet_extract_testkit::{
-    capped, check_decompression_cap, check_output_cap, detect, documents_in, noise, run, run_with,
-    survives, text, truncations,
+    capped, check_damage, check_decompression_cap, check_output_cap, detect, documents_in, noise,
+    run, run_with, survives, text,
 };
 
 /// An atom: version 0, `instance`, `typ`, `data`.
@@ -300,18 +300,7 @@ fn empty_random_and_truncated_files_fail_fast_without_panic() {
     .map(|p| fs::read(p).unwrap())
     .collect();
     files.push(presentation());
-    for bytes in &files {
-        for cut in truncations(bytes) {
-            let _ = survives(&format!("cut at {}", cut.len()), 2.0, || run("ppt", cut));
-        }
-        for seed in 0..40u64 {
-            let mut damaged = bytes.clone();
-            let at = (seed as usize * 997) % damaged.len();
-            let patch = noise(64.min(damaged.len() - at), seed + 1);
-            damaged[at..at + patch.len()].copy_from_slice(&patch);
-            let _ = survives("damaged", 2.0, || run("ppt", &damaged));
-        }
-    }
+    check_damage("ppt", &files, 40);
 }
 
 #[test]

@@ -97,6 +97,28 @@ pub fn survives<T>(what: &str, secs: f64, f: impl FnOnce() -> T) -> T {
     result
 }
 
+/// Runs `id` on every truncation of each file and on `copies` copies of it with 64 bytes of
+/// noise written at offsets spread over it: each run must end within 2 s without panicking
+/// (what it answers is not checked).
+pub fn check_damage(id: &str, files: &[Vec<u8>], copies: u64) {
+    for bytes in files {
+        for cut in truncations(bytes) {
+            let _ = survives(&format!("{id} cut at {}", cut.len()), 2.0, || run(id, cut));
+        }
+        // Damage in the middle instead of a cut.
+        for seed in 0..copies {
+            let mut damaged = bytes.clone();
+            if damaged.is_empty() {
+                break;
+            }
+            let at = (seed as usize * 997) % damaged.len();
+            let patch = noise(64.min(damaged.len() - at), seed + 1);
+            damaged[at..at + patch.len()].copy_from_slice(&patch);
+            let _ = survives(&format!("{id} damaged at {at}"), 2.0, || run(id, &damaged));
+        }
+    }
+}
+
 /// Prefixes of `bytes` cut at a spread of points (for truncation tests).
 pub fn truncations(bytes: &[u8]) -> Vec<&[u8]> {
     let n = bytes.len();
