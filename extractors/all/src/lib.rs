@@ -246,8 +246,20 @@ fn run(info: &'static ExtractorInfo, bytes: &[u8], limits: &Limits) -> Outcome {
 /// Text read to guess a document's language.
 const LANGUAGE_SAMPLE_BYTES: usize = 16 * 1024;
 
+/// Letters a text needs before its language is guessed (a word or two guess wrong).
+const LANGUAGE_MIN_LETTERS: usize = 40;
+
 /// The language of `text` (ISO 639-3, as `whatlang` names it) when the guess is reliable.
 fn detect_language(text: &str) -> Option<String> {
+    if text
+        .chars()
+        .filter(|c| c.is_alphabetic())
+        .take(LANGUAGE_MIN_LETTERS)
+        .count()
+        < LANGUAGE_MIN_LETTERS
+    {
+        return None;
+    }
     let mut end = text.len().min(LANGUAGE_SAMPLE_BYTES);
     while !text.is_char_boundary(end) {
         end -= 1;

@@ -626,11 +626,11 @@ pub struct DocumentMetadataOut {
     #[oai(skip_serializing_if_is_none)]
     pub title: Option<String>,
     /// Its authors (an e-mail's sender).
-    #[oai(skip_serializing_if_is_empty)]
-    pub authors: Vec<String>,
+    #[oai(skip_serializing_if_is_none)]
+    pub authors: Option<Vec<String>>,
     /// An e-mail's recipients.
-    #[oai(skip_serializing_if_is_empty)]
-    pub recipients: Vec<String>,
+    #[oai(skip_serializing_if_is_none)]
+    pub recipients: Option<Vec<String>>,
     /// When it was created (an e-mail's date): RFC 3339 when the format's date could be read,
     /// else as the document states it.
     #[oai(skip_serializing_if_is_none)]
@@ -650,8 +650,8 @@ impl From<&inlet_core::extract::DocumentMetadata> for DocumentMetadataOut {
     fn from(m: &inlet_core::extract::DocumentMetadata) -> Self {
         Self {
             title: m.title.clone(),
-            authors: m.authors.clone(),
-            recipients: m.recipients.clone(),
+            authors: (!m.authors.is_empty()).then(|| m.authors.clone()),
+            recipients: (!m.recipients.is_empty()).then(|| m.recipients.clone()),
             created: m.created.clone(),
             modified: m.modified.clone(),
             pages: m.pages,
