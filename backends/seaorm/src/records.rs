@@ -474,6 +474,10 @@ impl Records for SeaOrmStore {
         )
         .await?;
         let Some(row) = changed else {
+            // Rolled back here, under the write guard: a transaction left to roll back when its
+            // connection is next used can still hold SQLite's write lock when the next writer
+            // starts ("database is locked").
+            txn.rollback().await.map_err(db_error)?;
             return Err(Error::not_found(format!(
                 "no current record with externalId '{}'",
                 key.external_id
