@@ -108,21 +108,39 @@ fn header(sink: &mut TextSink, label: &str, value: Option<String>) -> Result<(),
     }
 }
 
-/// Records a message's subject, sender, recipients and date as the document's metadata.
-fn mail_metadata(
-    sink: &mut TextSink,
-    subject: Option<&str>,
-    from: Option<&str>,
-    to: Option<&str>,
-    date: Option<&str>,
-) {
-    let Some(m) = sink.metadata_mut() else {
-        return;
-    };
-    keep(&mut m.title, subject.unwrap_or_default());
-    keep(&mut m.created, date.unwrap_or_default());
-    keep_names(&mut m.authors, from.unwrap_or_default().split(", "));
-    keep_names(&mut m.recipients, to.unwrap_or_default().split(", "));
+/// A message's header lines, as both e-mail formats write them.
+struct Headers {
+    subject: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    cc: Option<String>,
+    /// RFC 3339.
+    date: Option<String>,
+}
+
+impl Headers {
+    /// Records the subject, sender, recipients and date as the document's metadata, then writes
+    /// the header lines and a blank line.
+    fn write(self, sink: &mut TextSink) -> Result<(), ExtractError> {
+        if let Some(m) = sink.metadata_mut() {
+            keep(&mut m.title, self.subject.as_deref().unwrap_or_default());
+            keep(&mut m.created, self.date.as_deref().unwrap_or_default());
+            keep_names(
+                &mut m.authors,
+                self.from.as_deref().unwrap_or_default().split(", "),
+            );
+            keep_names(
+                &mut m.recipients,
+                self.to.as_deref().unwrap_or_default().split(", "),
+            );
+        }
+        header(sink, "Subject", self.subject)?;
+        header(sink, "From", self.from)?;
+        header(sink, "To", self.to)?;
+        header(sink, "Cc", self.cc)?;
+        header(sink, "Date", self.date)?;
+        sink.line_break()
+    }
 }
 
 /// `Name <address>` for each address of a header, comma-separated.
@@ -140,23 +158,14 @@ impl Extractor for Mail {
         let message = MessageParser::default()
             .parse(input)
             .ok_or_else(|| ExtractError::malformed("not a readable e-mail message"))?;
-        let subject = message.subject().map(str::to_string);
-        let from = addresses(message.from());
-        let to = addresses(message.to());
-        let date = message.date().map(|d| d.to_rfc3339());
-        mail_metadata(
-            sink,
-            subject.as_deref(),
-            from.as_deref(),
-            to.as_deref(),
-            date.as_deref(),
-        );
-        header(sink, "Subject", subject)?;
-        header(sink, "From", from)?;
-        header(sink, "To", to)?;
-        header(sink, "Cc", addresses(message.cc()))?;
-        header(sink, "Date", date)?;
-        sink.line_break()?;
+        Headers {
+            subject: message.subject().map(str::to_string),
+            from: addresses(message.from()),
+            to: addresses(message.to()),
+            cc: addresses(message.cc()),
+            date: message.date().map(|d| d.to_rfc3339()),
+        }
+        .write(sink)?;
         // Every text part of the message in order; HTML parts (without a text alternative)
         // through the registry's HTML extractor.
         let mut wrote_body = false;

@@ -15,7 +15,7 @@ use std::{collections::HashMap, io::Cursor, io::Read};
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, MAX_NESTING, Probe, TextSink};
 
-use crate::{address, header};
+use crate::{Headers, address};
 
 /// The OLE2 (Compound File Binary) signature.
 const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
@@ -230,19 +230,14 @@ impl Message<'_, '_> {
             .time(PR_CLIENT_SUBMIT_TIME)
             .or_else(|| fixed.time(PR_MESSAGE_DELIVERY_TIME))
             .map(|secs| mail_parser::DateTime::from_timestamp(secs).to_rfc3339());
-        crate::mail_metadata(
-            sink,
-            subject.as_deref(),
-            from.as_deref(),
-            to.as_deref(),
-            date.as_deref(),
-        );
-        header(sink, "Subject", subject)?;
-        header(sink, "From", from)?;
-        header(sink, "To", to)?;
-        header(sink, "Cc", cc)?;
-        header(sink, "Date", date)?;
-        sink.line_break()?;
+        Headers {
+            subject,
+            from,
+            to,
+            cc,
+            date,
+        }
+        .write(sink)?;
         match self.string(&dir, PR_BODY, sink)? {
             Some(body) if !body.trim().is_empty() => {
                 sink.push(body.trim_end())?;
