@@ -148,15 +148,17 @@ fn pdf_ocr_stops_at_the_deadline_keeping_what_was_read() {
     if !ocr_here() {
         return;
     }
-    // A deadline that OCR cannot meet: the PDF's text so far (none) is kept and reported cut,
-    // not a failure of the whole file.
+    // A deadline that passes while OCR reads the page (the PDF itself opens in milliseconds, the
+    // CCITT page takes seconds): the process is stopped and the PDF is kept, reported cut, not a
+    // failure of the whole file.
     let o = extract(
-        &data("c03-29.pdf"),
+        &data("ccitt.pdf"),
         &Limits {
-            deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(200)),
+            deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(500)),
             ..Limits::default()
         },
     );
     assert_eq!(o.format, Some("pdf"));
-    assert!(o.truncated || o.failure.is_some(), "{o:?}");
+    assert!(o.truncated, "{o:?}");
+    assert_eq!(o.failure, None);
 }
