@@ -497,6 +497,20 @@ fn document_metadata_is_reported() {
     let pptx = meta("pptx/simple.pptx");
     assert_eq!(pptx.title.as_deref(), Some("Title Slide"));
     assert_eq!(pptx.pages, Some(2));
+    // The legacy Office summary stream, EPUB's package document, RTF's info group, HTML's head;
+    // a declared language is kept as declared, not replaced by the detected one.
+    let doc = meta("doc/unit_test_lists.doc");
+    assert_eq!(doc.authors, ["Peter Staar"]);
+    assert_eq!(doc.created.as_deref(), Some("2024-09-26T08:20:00Z"));
+    let epub = meta("epub/wasteland.epub");
+    assert_eq!(epub.title.as_deref(), Some("The Waste Land"));
+    assert_eq!(epub.language.as_deref(), Some("en-US"));
+    let rtf = meta("rtf/list_complex.rtf");
+    assert_eq!(rtf.title.as_deref(), Some("Text before list"));
+    assert_eq!(rtf.pages, Some(1));
+    let html = meta("html/berlin_german.html");
+    assert_eq!(html.title.as_deref(), Some("Berlin – Wikipedia"));
+    assert_eq!(html.language.as_deref(), Some("de"));
     // Nothing to say: nothing reported (a failure carries no metadata either).
     assert!(meta("bad/random.bin").is_empty());
 }

@@ -3,7 +3,7 @@
 //! `.expected.txt` output is at least 0.95, and the `bad/` files are not ours.
 //! The test bodies are the shared ones of `inlet-extract-testkit`.
 
-use inlet_extract_testkit::{CorpusSuite, Gate};
+use inlet_extract_testkit::{CORPUS, CorpusSuite, Gate, metadata};
 
 const SUITE: CorpusSuite = CorpusSuite {
     folders: &[("doc", "doc")],
@@ -18,3 +18,31 @@ const SUITE: CorpusSuite = CorpusSuite {
 };
 
 inlet_extract_testkit::corpus_tests!(SUITE);
+
+fn corpus(name: &str) -> Vec<u8> {
+    let path = format!("{CORPUS}/doc/{name}");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn summary_properties_are_reported() {
+    // Expected values read independently with python olefile 0.47 (getproperties of
+    // SummaryInformation, times converted to UTC; the fractions of a second are dropped).
+    // Code page 1252, an empty title (not reported) and a page count.
+    let m = metadata("doc", &corpus("fake-doc-emphasized-text.doc"));
+    assert_eq!(m.title, None);
+    assert_eq!(m.authors, ["Win"]);
+    assert_eq!(m.created.as_deref(), Some("2023-08-04T07:32:00Z"));
+    assert_eq!(m.modified.as_deref(), Some("2023-08-04T07:32:00Z"));
+    assert_eq!(m.pages, Some(1));
+    // Code page 65001 (stored as -535), no page count in the file.
+    let m = metadata("doc", &corpus("simple.doc"));
+    assert_eq!(m.authors, ["python-docx"]);
+    assert_eq!(m.created.as_deref(), Some("2024-07-09T22:02:00Z"));
+    assert_eq!(m.modified.as_deref(), Some("2024-07-11T19:20:35Z"));
+    assert_eq!(m.pages, None);
+    let m = metadata("doc", &corpus("unit_test_lists.doc"));
+    assert_eq!(m.authors, ["Peter Staar"]);
+    assert_eq!(m.created.as_deref(), Some("2024-09-26T08:20:00Z"));
+    assert_eq!(m.modified.as_deref(), Some("2024-09-26T10:39:00Z"));
+}

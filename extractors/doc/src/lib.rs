@@ -12,7 +12,7 @@ use inlet_extract_testkit as testutil;
 use std::io::Cursor;
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::ole::read_stream;
+use inlet_extract_support::ole::{Summary, read_stream};
 
 use piece::Fib;
 
@@ -34,11 +34,17 @@ impl Extractor for Doc {
     }
 }
 
-/// Opens the compound file and writes the document's text, reading at most the sink's
-/// decompression budget from its streams.
+/// Opens the compound file, reports its summary properties (title, author, dates, page count)
+/// and writes the document's text, reading at most the sink's decompression budget from its
+/// streams.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let mut budget = sink.max_decompressed_bytes();
     let mut file = cfb::CompoundFile::open(Cursor::new(input)).map_err(ExtractError::malformed)?;
+    if let Some(m) = sink.metadata_mut() {
+        let summary = Summary::read(&mut file, &mut budget);
+        summary.fill(m);
+        m.pages = summary.pages;
+    }
     let word = read_stream(&mut file, WORD_DOCUMENT, &mut budget)?;
     let fib = Fib::parse(&word)?;
     if fib.encrypted {

@@ -5,7 +5,7 @@
 use std::{fs, path::Path};
 
 use inlet_core::extract::ExtractError;
-use inlet_extract_testkit::{check_peer_recall, documents_in, run, text};
+use inlet_extract_testkit::{check_peer_recall, documents_in, metadata, run, text};
 
 /// The test documents shared by the legacy Office extractors.
 const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
@@ -29,6 +29,34 @@ fn slides_give_their_titles_and_bodies_in_order() {
         "Embedded Objects\nThis slide contains an embedded object\nIt is a simple harmless ASCII text file\n"
     );
     assert_eq!(text("ppt", &presentation("mimetype.ppt")), "zZZZZZZ\n");
+}
+
+#[test]
+fn summary_properties_and_the_slide_count_are_reported() {
+    // Expected values read independently with python olefile 0.47 (getproperties of
+    // SummaryInformation and DocumentSummaryInformation, times converted to UTC; the fractions
+    // of a second are dropped).
+    let m = metadata("ppt", &presentation("embedded-simple-2007.ppt"));
+    assert_eq!(m.title.as_deref(), Some("Embedded Objects"));
+    assert_eq!(m.authors, ["user"]);
+    assert_eq!(m.created.as_deref(), Some("2018-01-18T13:13:30Z"));
+    assert_eq!(m.modified.as_deref(), Some("2018-01-18T13:15:08Z"));
+    assert_eq!(m.pages, Some(1));
+    // The title in Office for Mac's code page 10008 (GB2312 bytes; Python decodes them as
+    // "PowerPoint 演示文稿").
+    let m = metadata("ppt", &presentation("mimetype.ppt"));
+    assert_eq!(m.title.as_deref(), Some("PowerPoint 演示文稿"));
+    assert_eq!(m.authors, ["Microsoft Office User"]);
+    assert_eq!(m.created.as_deref(), Some("2018-08-17T05:37:26Z"));
+    assert_eq!(m.modified.as_deref(), Some("2018-08-17T05:47:32Z"));
+    assert_eq!(m.pages, Some(1));
+    // No title or author in the file: none reported.
+    let m = metadata("ppt", &presentation("puremagic.ppt"));
+    assert_eq!(m.title, None);
+    assert!(m.authors.is_empty());
+    assert_eq!(m.created.as_deref(), Some("2013-01-06T05:20:24Z"));
+    assert_eq!(m.modified.as_deref(), Some("2013-01-06T05:20:48Z"));
+    assert_eq!(m.pages, Some(1));
 }
 
 #[test]

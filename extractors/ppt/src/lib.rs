@@ -12,7 +12,7 @@ mod hostile_tests;
 use std::io::Cursor;
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::ole::read_stream;
+use inlet_extract_support::ole::{Summary, read_stream};
 
 /// The OLE2 (Compound File Binary) signature.
 const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
@@ -42,13 +42,19 @@ fn encrypted() -> ExtractError {
     ExtractError::Unsupported("encrypted PowerPoint presentation".into())
 }
 
-/// Opens the compound file and writes the presentation's text, reading at most the sink's
-/// decompression budget from its streams.
+/// Opens the compound file, reports its summary properties (title, author, dates, slide count)
+/// and writes the presentation's text, reading at most the sink's decompression budget from its
+/// streams.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let mut budget = sink.max_decompressed_bytes();
     let mut file = cfb::CompoundFile::open(Cursor::new(input)).map_err(ExtractError::malformed)?;
     if file.is_stream(ENCRYPTED_SUMMARY) {
         return Err(encrypted());
+    }
+    if let Some(m) = sink.metadata_mut() {
+        let summary = Summary::read(&mut file, &mut budget);
+        summary.fill(m);
+        m.pages = summary.slides;
     }
     let stream = read_stream(&mut file, DOCUMENT_STREAM, &mut budget)?;
     let current_user = if file.is_stream(CURRENT_USER) {

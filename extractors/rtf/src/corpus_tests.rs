@@ -19,3 +19,35 @@ const SUITE: CorpusSuite = CorpusSuite {
 };
 
 inlet_extract_testkit::corpus_tests!(SUITE);
+
+fn document(name: &str) -> Vec<u8> {
+    let path = format!("{}/rtf/{name}", inlet_extract_testkit::CORPUS);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn info_group_is_reported() {
+    use inlet_extract_testkit::metadata;
+    // Expected values read from each file's `{\info ...}` group (printed with a few lines of
+    // Python); RTF dates carry no zone and are written as UTC.
+    let m = metadata("rtf", &document("list_complex.rtf"));
+    assert_eq!(m.title.as_deref(), Some("Text before list"));
+    assert_eq!(m.authors, ["Cynthia Johnson"]);
+    assert_eq!(m.created.as_deref(), Some("2003-10-13T19:55:00Z"));
+    assert_eq!(m.modified.as_deref(), Some("2021-08-09T10:28:00Z"));
+    assert_eq!(m.pages, Some(1));
+    // The same document as corpus docx/word_sample.docx, whose core properties say
+    // 2024-10-09T12:43:00Z and 2024-10-15T11:34:00Z; the operator is not an author.
+    let m = metadata("rtf", &document("word_sample.rtf"));
+    assert_eq!(m.title, None);
+    assert_eq!(m.authors, ["Christoph Auer"]);
+    assert_eq!(m.created.as_deref(), Some("2024-10-09T12:43:00Z"));
+    assert_eq!(m.modified.as_deref(), Some("2024-10-15T11:34:00Z"));
+    assert_eq!(m.pages, Some(2));
+    // `\nofpages1` directly in `\info`, not in a group of its own.
+    let m = metadata("rtf", &document("eng_spa_mult.rtf"));
+    assert_eq!(m.pages, Some(1));
+    assert_eq!((m.title, m.created), (None, None));
+    // No `\info` group: nothing reported.
+    assert!(metadata("rtf", &document("unicode.rtf")).is_empty());
+}

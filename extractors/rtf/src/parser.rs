@@ -1,14 +1,15 @@
 //! A streaming RTF reader: one pass over the bytes with an explicit group stack (no recursion),
 //! writing text to the sink as it goes. Destinations that hold no document text (font, colour and
 //! style tables, document info, pictures, objects, field instructions, `\*` destinations we do
-//! not know) are skipped; `\uN` characters skip their `\ucN` fallback characters; `\'hh` bytes
-//! are decoded in the code page of the current font (its `\fcharset` or `\cpg`) or the
+//! not know) are skipped, but for the document info's title, author, times and page count, which
+//! are the document's metadata; `\uN` characters skip their `\ucN` fallback characters; `\'hh`
+//! bytes are decoded in the code page of the current font (its `\fcharset` or `\cpg`) or the
 //! document's `\ansicpg`.
 
 use std::collections::HashMap;
 
 use encoding_rs::{Encoding, WINDOWS_1252};
-use inlet_core::extract::{ExtractError, TextSink};
+use inlet_core::extract::{ExtractError, MAX_METADATA_CHARS, TextSink, keep, keep_names};
 
 /// Groups nested deeper than this are read as if flat (and reported as damage at the end).
 pub(crate) const MAX_DEPTH: usize = 512;
@@ -103,7 +104,25 @@ enum Dest {
     Fonts,
     /// Not text: read only to find its end.
     Skip,
+    /// The document information group (`\info`): its `\nofpages` is read.
+    Info,
+    /// A text property of `\info` (`\title`, `\author`), read as text into the metadata.
+    Field(Field),
+    /// A date of `\info` (`\creatim`, `\revtim`): its `\yr \mo \dy \hr \min \sec`.
+    Date(Field),
 }
+
+/// A document property of the `\info` group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Title,
+    Author,
+    Created,
+    Modified,
+}
+
+/// Bytes of a `\title` or `\author` kept (more than `keep` keeps).
+const MAX_FIELD_BYTES: usize = 4 * MAX_METADATA_CHARS;
 
 /// State that a group inherits from its parent and that `}` restores.
 #[derive(Debug, Clone, Copy)]
@@ -139,6 +158,10 @@ pub(crate) struct Parser<'a> {
     /// `\'hh` bytes waiting to be decoded together (multi-byte code pages).
     pending: Vec<u8>,
     out: String,
+    /// The text of the `\info` property being read.
+    field: String,
+    /// The parts of the `\info` date being read: year, month, day, hour, minute, second.
+    date: [Option<i64>; 6],
     closed: bool,
 }
 
@@ -165,6 +188,8 @@ impl<'a> Parser<'a> {
             high: None,
             pending: Vec::new(),
             out: String::new(),
+            field: String::new(),
+            date: [None; 6],
             closed: false,
         }
     }
@@ -258,6 +283,9 @@ impl<'a> Parser<'a> {
         }
         match self.stack.pop() {
             Some(parent) => {
+                if parent.dest != self.cur.dest {
+                    self.end_property(sink);
+                }
                 self.cur = parent;
                 if self.stack.is_empty() {
                     self.closed = true;
@@ -325,7 +353,7 @@ impl<'a> Parser<'a> {
                     self.group_start = false;
                     if self.skip_chars > 0 {
                         self.skip_chars -= 1;
-                    } else if self.cur.dest == Dest::Text {
+                    } else if self.collects_text() {
                         self.pending.push(byte);
                     }
                 }
@@ -367,6 +395,12 @@ impl<'a> Parser<'a> {
                 self.cur.dest = Dest::Fonts;
                 return Ok(());
             }
+            if let Some(dest) = self.info_dest(word) {
+                self.cur.dest = dest;
+                self.field.clear();
+                self.date = [None; 6];
+                return Ok(());
+            }
             if SKIPPED.contains(&word) {
                 self.cur.dest = Dest::Skip;
                 return Ok(());
@@ -384,7 +418,25 @@ impl<'a> Parser<'a> {
                 self.font_word(word, param);
                 return Ok(());
             }
-            Dest::Text => {}
+            Dest::Info => {
+                if word == "nofpages"
+                    && let Some(m) = sink.metadata_mut()
+                    && m.pages.is_none()
+                {
+                    m.pages = param.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0);
+                }
+                return Ok(());
+            }
+            Dest::Date(_) => {
+                let part = ["yr", "mo", "dy", "hr", "min", "sec"]
+                    .iter()
+                    .position(|p| *p == word);
+                if let Some(i) = part {
+                    self.date[i] = param;
+                }
+                return Ok(());
+            }
+            Dest::Text | Dest::Field(_) => {}
         }
         if starred && at_group_start && !STARRED_TEXT.contains(&word) {
             // An optional destination we do not know: not text.
@@ -443,6 +495,58 @@ impl<'a> Parser<'a> {
         self.emit_str(text, sink)
     }
 
+    /// The destination a group starting with `word` opens for the document information, if
+    /// it is one: `\info` in the text, its title, author and dates inside it.
+    fn info_dest(&self, word: &str) -> Option<Dest> {
+        match (self.cur.dest, word) {
+            (Dest::Text, "info") => Some(Dest::Info),
+            (Dest::Info, "title") => Some(Dest::Field(Field::Title)),
+            (Dest::Info, "author") => Some(Dest::Field(Field::Author)),
+            (Dest::Info, "creatim") => Some(Dest::Date(Field::Created)),
+            (Dest::Info, "revtim") => Some(Dest::Date(Field::Modified)),
+            _ => None,
+        }
+    }
+
+    /// Whether text read now is kept: document text, or an `\info` property's.
+    fn collects_text(&self) -> bool {
+        matches!(self.cur.dest, Dest::Text | Dest::Field(_))
+    }
+
+    /// Where text read now goes: the output, or the `\info` property being read (up to its
+    /// cap); `None` when it is not kept.
+    fn text_target(&mut self) -> Option<&mut String> {
+        match self.cur.dest {
+            Dest::Text => Some(&mut self.out),
+            Dest::Field(_) if self.field.len() < MAX_FIELD_BYTES => Some(&mut self.field),
+            _ => None,
+        }
+    }
+
+    /// Records the `\info` property whose group is closing as the document's metadata.
+    fn end_property(&mut self, sink: &mut TextSink) {
+        let Some(m) = sink.metadata_mut() else {
+            return;
+        };
+        match self.cur.dest {
+            Dest::Field(field) => {
+                let text = self.field.split_whitespace().collect::<Vec<_>>().join(" ");
+                match field {
+                    Field::Author => keep_names(&mut m.authors, [text.as_str()]),
+                    _ => keep(&mut m.title, &text),
+                }
+            }
+            Dest::Date(field) => {
+                let date = rtf_date(&self.date).unwrap_or_default();
+                match field {
+                    Field::Created => keep(&mut m.created, &date),
+                    _ => keep(&mut m.modified, &date),
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A control word inside the font table.
     fn font_word(&mut self, word: &str, param: Option<i64>) {
         match (word, param) {
@@ -465,7 +569,7 @@ impl<'a> Parser<'a> {
 
     /// Writes the UTF-16 code unit of a `\uN` (negative values wrap, surrogates pair up).
     fn unicode(&mut self, n: i64, sink: &mut TextSink) -> Result<(), ExtractError> {
-        if self.cur.dest != Dest::Text {
+        if !self.collects_text() {
             return Ok(());
         }
         let unit = (n.rem_euclid(65_536)) as u16;
@@ -494,7 +598,7 @@ impl<'a> Parser<'a> {
 
     /// Plain text bytes (ASCII, or raw 8-bit bytes in the current code page).
     fn text_bytes(&mut self, bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-        if self.cur.dest != Dest::Text {
+        if !self.collects_text() {
             return Ok(());
         }
         let mut bytes = bytes;
@@ -508,13 +612,15 @@ impl<'a> Parser<'a> {
         if bytes.is_ascii() {
             self.decode_pending(sink)?;
             self.high = None;
+            let Some(out) = self.text_target() else {
+                return Ok(());
+            };
             // Control characters in the text (other than tabs) carry nothing.
             if bytes.iter().all(|&b| b >= 0x20 || b == b'\t') {
                 // ASCII is valid UTF-8.
-                self.out
-                    .push_str(std::str::from_utf8(bytes).unwrap_or_default());
+                out.push_str(std::str::from_utf8(bytes).unwrap_or_default());
             } else {
-                self.out.extend(
+                out.extend(
                     bytes
                         .iter()
                         .filter(|&&b| b >= 0x20 || b == b'\t')
@@ -533,11 +639,13 @@ impl<'a> Parser<'a> {
 
     fn emit_str(&mut self, s: &str, sink: &mut TextSink) -> Result<(), ExtractError> {
         self.group_start = false;
-        if self.cur.dest != Dest::Text {
+        if !self.collects_text() {
             return Ok(());
         }
         self.decode_pending(sink)?;
-        self.out.push_str(s);
+        if let Some(out) = self.text_target() {
+            out.push_str(s);
+        }
         self.maybe_flush(sink)
     }
 
@@ -547,9 +655,12 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         let encoding = self.cur.encoding.unwrap_or(self.default_encoding);
-        let (text, _, _) = encoding.decode(&self.pending);
-        self.out
-            .extend(text.chars().filter(|c| !c.is_control() || *c == '\t'));
+        let pending = std::mem::take(&mut self.pending);
+        let (text, _, _) = encoding.decode(&pending);
+        if let Some(out) = self.text_target() {
+            out.extend(text.chars().filter(|c| !c.is_control() || *c == '\t'));
+        }
+        self.pending = pending;
         self.pending.clear();
         self.maybe_flush(sink)
     }
@@ -574,6 +685,22 @@ impl<'a> Parser<'a> {
         }
         Ok(())
     }
+}
+
+/// An `\info` date (`\yr \mo \dy \hr \min \sec`, the time optional) as RFC 3339. RTF gives no
+/// zone: the time is written as UTC, as PDF dates without a zone are.
+fn rtf_date(parts: &[Option<i64>; 6]) -> Option<String> {
+    let [Some(year), Some(month), Some(day), hour, minute, second] = *parts else {
+        return None;
+    };
+    let (hour, minute, second) = (hour.unwrap_or(0), minute.unwrap_or(0), second.unwrap_or(0));
+    let valid = (1..=9999).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && (0..=23).contains(&hour)
+        && (0..=59).contains(&minute)
+        && (0..=59).contains(&second);
+    valid.then(|| format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z"))
 }
 
 /// The encoding of a Windows code page number, if `encoding_rs` has it.
@@ -660,6 +787,24 @@ mod tests {
         let rtf = "{\\rtf1\\ansi{\\fonttbl{\\f0\\fswiss Arial;}{\\f1\\fcharset128 MS Mincho;}}\
                    \\f1 \\'93\\'fa\\'96\\'7b\\f0  caf\\'e9}";
         assert_eq!(text(rtf), "日本 café\n");
+    }
+
+    #[test]
+    fn info_properties_are_metadata_not_text() {
+        // Escapes in a title and an author decode as in the text; a group inside a property
+        // stays in it; an incomplete date is not reported.
+        let rtf = "{\\rtf1\\ansi\\ansicpg1251{\\info{\\title \\u1055?\\'f0\\'e8 {\\b \\'e2\\'e5\\'f2}}\
+                   {\\author  Ann\\par  Lee }{\\creatim\\yr2024\\mo2}{\\revtim\\yr2024\\mo2\\dy29\\hr23\\min5}\
+                   {\\nofpages0}}Body\\par}";
+        let mut sink = TextSink::new(&Limits::default());
+        Parser::new(rtf.as_bytes()).run(&mut sink).unwrap();
+        let m = sink.metadata().clone();
+        assert_eq!(sink.into_text(), "Body\n");
+        assert_eq!(m.title.as_deref(), Some("При вет"));
+        assert_eq!(m.authors, ["Ann Lee"]);
+        assert_eq!(m.created, None);
+        assert_eq!(m.modified.as_deref(), Some("2024-02-29T23:05:00Z"));
+        assert_eq!(m.pages, None);
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //!
 //! - [`tokens`], [`recall`] and [`precision`]: the corpus README's definition, also used by the
 //!   facade's `extract-bench` so the figures compare.
-//! - [`detect`], [`run`], [`text`], [`capped`]: run whatever extractors are linked into the test
-//!   binary through their `inventory` registrations, as the facade would.
+//! - [`detect`], [`run`], [`text`], [`capped`], [`metadata`]: run whatever extractors are linked
+//!   into the test binary through their `inventory` registrations, as the facade would.
 //! - [`check_output_cap`] and [`check_decompression_cap`]: the configured [`Limits`], not a
 //!   default, cut an extractor's output.
 //! - [`corpus_tests!`]: the standard corpus test functions for a crate's formats.
@@ -26,7 +26,7 @@ use std::{
     time::Instant,
 };
 
-use inlet_core::extract::{ExtractError, ExtractorInfo, Limits, Probe, TextSink};
+use inlet_core::extract::{DocumentMetadata, ExtractError, ExtractorInfo, Limits, Probe, TextSink};
 use unicode_normalization::UnicodeNormalization;
 
 /// The shared corpus beside the checkout (`../shared/corpus` from the repository root).
@@ -233,6 +233,15 @@ pub fn text(id: &str, bytes: &[u8]) -> String {
         Ok(t) => t,
         Err((e, t)) => panic!("{id} failed: {e} (after {t:?})"),
     }
+}
+
+/// Runs `id`'s extractor with default limits and expects success: the metadata it reported.
+pub fn metadata(id: &str, bytes: &[u8]) -> DocumentMetadata {
+    let mut sink = TextSink::new(&Limits::default());
+    if let Err(e) = (info(id).make)().extract(bytes, &mut sink) {
+        panic!("{id} failed: {e}");
+    }
+    sink.metadata().clone()
 }
 
 /// Runs `id`'s extractor with a small output cap; returns the text and whether it filled up.

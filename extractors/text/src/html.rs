@@ -1,10 +1,13 @@
 //! HTML (`html`): the `<title>`, then the body's text in document order. Scripts, styles and the
 //! rest of the head are skipped; block elements become line breaks and table cells are separated
 //! by tabs. Pages are parsed into a tree with html5ever (through scraper); very large or very
-//! deeply nested ones are read with the streaming [tag scanner](crate::tags) instead.
+//! deeply nested ones are read with the streaming [tag scanner](crate::tags) instead. The title,
+//! authors, dates and language the head declares are the document's metadata.
 
 use ego_tree::iter::Edge;
-use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
+use inlet_core::extract::{
+    DocumentMetadata, ExtractError, Extractor, ExtractorInfo, Probe, TextSink, keep, keep_names,
+};
 use scraper::{Html as Document, Node};
 
 use crate::{
@@ -134,12 +137,89 @@ impl Extractor for Html {
         let text = decode::decode_all(input, &detected);
         let html = &*text;
         if html.len() > TREE_MAX_BYTES || tags::depth_exceeds(html, MAX_TREE_DEPTH) {
+            if let Some(m) = sink.metadata_mut() {
+                head_metadata(html, m);
+            }
             return write_flat(html, sink);
         }
         let document = Document::parse_document(html);
         sink.check_deadline()?;
+        if let Some(m) = sink.metadata_mut() {
+            metadata(&document, m);
+        }
         write_text(&document, sink)
     }
+}
+
+/// Bytes of a page too large or too deep for a tree read (as a tree) for its metadata: the head,
+/// up to `<body>`.
+const HEAD_MAX_BYTES: usize = 64 * 1024;
+
+/// The metadata of a page read without a tree: its head (up to `<body>`, at most
+/// [`HEAD_MAX_BYTES`]) parsed alone, unless that too nests too deeply.
+fn head_metadata(html: &str, m: &mut DocumentMetadata) {
+    let head = prefix(html, HEAD_MAX_BYTES);
+    let head = &head[..head
+        .to_ascii_lowercase()
+        .find("<body")
+        .unwrap_or(head.len())];
+    if !tags::depth_exceeds(head, MAX_TREE_DEPTH) {
+        metadata(&Document::parse_document(head), m);
+    }
+}
+
+/// What a page says about itself before its body: `<title>`, `<meta name="author">` (and the
+/// Dublin Core creator), the Dublin Core dates and `<meta name="date">`, and `<html lang>` as its
+/// primary language subtag.
+fn metadata(document: &Document, m: &mut DocumentMetadata) {
+    let mut authors = Vec::new();
+    for node in document.tree.root().descendants() {
+        let Some(e) = node.value().as_element() else {
+            continue;
+        };
+        match e.name() {
+            "body" => break,
+            "html" => {
+                let lang = e.attr("lang").or_else(|| e.attr("xml:lang"));
+                keep(
+                    &mut m.language,
+                    &lang.and_then(language).unwrap_or_default(),
+                );
+            }
+            "title" if m.title.is_none() => {
+                let text: String = node
+                    .descendants()
+                    .filter_map(|n| n.value().as_text().map(|t| &**t))
+                    .collect();
+                keep(
+                    &mut m.title,
+                    &text.split_whitespace().collect::<Vec<_>>().join(" "),
+                );
+            }
+            "meta" => {
+                let (Some(name), Some(content)) = (e.attr("name"), e.attr("content")) else {
+                    continue;
+                };
+                match name.to_ascii_lowercase().as_str() {
+                    "author" | "dc.creator" | "dcterms.creator" => authors.push(content),
+                    "date" | "dc.date" | "dc.date.created" | "dcterms.created" => {
+                        keep(&mut m.created, content);
+                    }
+                    "dc.date.modified" | "dcterms.modified" => keep(&mut m.modified, content),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    keep_names(&mut m.authors, authors);
+}
+
+/// The ISO 639 primary subtag of a language tag (`de` of `de-CH`), if it is one.
+fn language(tag: &str) -> Option<String> {
+    let primary = tag.trim().split(['-', '_']).next()?;
+    ((2..=3).contains(&primary.len()) && primary.bytes().all(|b| b.is_ascii_alphabetic()))
+        .then(|| primary.to_ascii_lowercase())
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.
@@ -308,7 +388,59 @@ inventory::submit! {
 #[cfg(test)]
 mod tests {
     use super::TREE_MAX_BYTES;
-    use crate::testutil::{capped, detect, text};
+    use crate::testutil::{CORPUS, capped, detect, metadata, text};
+    use inlet_core::extract::DocumentMetadata;
+
+    fn page(name: &str) -> Vec<u8> {
+        let path = format!("{CORPUS}/html/{name}");
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn head_metadata_is_reported() {
+        // Expected values read from each page's <html> start tag and <title> (printed with a
+        // few lines of Python); none of the corpus pages has an author or a date meta.
+        let m = metadata("html", &page("berlin_german.html"));
+        assert_eq!(m.title.as_deref(), Some("Berlin – Wikipedia"));
+        assert_eq!(m.language.as_deref(), Some("de"));
+        assert!(m.authors.is_empty());
+        let m = metadata("html", &page("beijing_chinese.html"));
+        assert_eq!(
+            m.title.as_deref(),
+            Some("北京市 - 维基百科，自由的百科全书")
+        );
+        assert_eq!(m.language.as_deref(), Some("zh"));
+        // No lang attribute: the language is left to detection.
+        let m = metadata("html", &page("complex_table.html"));
+        assert_eq!(m.title.as_deref(), Some("Complex Table Test"));
+        assert_eq!(m.language, None);
+        // A page read without a tree (too large or deep) reports the same from its head.
+        for name in ["berlin_german.html", "complex_table.html"] {
+            let bytes = page(name);
+            let html = std::str::from_utf8(&bytes).unwrap();
+            let mut m = DocumentMetadata::default();
+            super::head_metadata(html, &mut m);
+            assert_eq!(m, metadata("html", &bytes), "{name}");
+        }
+    }
+
+    #[test]
+    fn author_and_date_metas_and_language_tags() {
+        let mut m = DocumentMetadata::default();
+        let head = "<html xml:lang=\"PT-br\"><head><META NAME=\"Author\" CONTENT=\" Ann Lee \">\
+            <meta name=\"DC.creator\" content=\"Bo Ek\"><meta name=\"dcterms.created\" \
+            content=\"2020-01-02\"><meta name=\"dcterms.modified\" content=\"2021-03-04\">\
+            <title>A\n  page</title></head><body><meta name=\"author\" content=\"late\">";
+        super::head_metadata(head, &mut m);
+        assert_eq!(m.authors, ["Ann Lee", "Bo Ek"]);
+        assert_eq!(m.created.as_deref(), Some("2020-01-02"));
+        assert_eq!(m.modified.as_deref(), Some("2021-03-04"));
+        assert_eq!(m.title.as_deref(), Some("A page"));
+        assert_eq!(m.language.as_deref(), Some("pt"));
+        for tag in ["x-klingon", "english", "", "1234"] {
+            assert_eq!(super::language(tag), None, "{tag}");
+        }
+    }
 
     const PAGE: &str = "<!DOCTYPE html><html><head><title>The  Title</title>\
         <style>p { color: red }</style><script>var x = 1;</script><meta charset=utf-8></head>\

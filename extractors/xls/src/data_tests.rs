@@ -6,7 +6,7 @@ use std::{fs, path::Path};
 
 use inlet_core::extract::ExtractError;
 use inlet_extract_testkit::{
-    CORPUS, check_peer_recall, detect, documents, documents_in, run, text,
+    CORPUS, check_peer_recall, detect, documents, documents_in, metadata, run, text,
 };
 
 // The other OLE2 formats, so that detection is tested against their sniffers.
@@ -89,6 +89,40 @@ fn numbers_read_as_the_xlsx_extractor_writes_them() {
     }
     // Dates as ISO 8601.
     assert!(t.contains("1964-03-23"), "{t}");
+}
+
+#[test]
+fn summary_properties_and_the_sheet_count_are_reported() {
+    // Expected values read independently with python olefile 0.47 (getproperties of
+    // SummaryInformation, times converted to UTC) and the sheet counts from the workbooks'
+    // BOUNDSHEET records (type 0: worksheet) listed with a few lines of Python.
+    let m = metadata("xls", &workbook("namesdemo.xls"));
+    assert_eq!(m.title, None);
+    assert_eq!(m.authors, ["John Machin"]);
+    assert_eq!(m.created.as_deref(), Some("2006-09-01T12:58:55Z"));
+    assert_eq!(m.modified.as_deref(), Some("2006-12-10T09:28:56Z"));
+    assert_eq!(m.pages, Some(4));
+    // No last-saved time in the file: none reported.
+    let m = metadata("xls", &workbook("Test97.xls"));
+    assert_eq!(m.authors, ["Kawai, Takanori (Hippo2000)"]);
+    assert_eq!(m.created.as_deref(), Some("2000-09-20T01:47:27Z"));
+    assert_eq!(m.modified, None);
+    assert_eq!(m.pages, Some(2));
+    // BIFF5 (a `Book` stream), the properties in code page 932.
+    let m = metadata("xls", &workbook("Test95.xls"));
+    assert_eq!(m.authors, ["Kawai, Takanori (Hippo2000)"]);
+    assert_eq!(m.pages, Some(2));
+    // Code page 65001 (stored as -535), no author.
+    let m = metadata("xls", &workbook("date_field.xls"));
+    assert!(m.authors.is_empty());
+    assert_eq!(m.created.as_deref(), Some("2014-09-26T21:04:00Z"));
+    assert_eq!(m.modified.as_deref(), Some("2014-09-27T22:23:18Z"));
+    assert_eq!(m.pages, Some(3));
+    // Office for Mac's code page 10008.
+    let m = metadata("xls", &workbook("mimetype.xls"));
+    assert_eq!(m.authors, ["Microsoft Office User"]);
+    assert_eq!(m.created.as_deref(), Some("2018-08-17T05:35:41Z"));
+    assert_eq!(m.pages, Some(1));
 }
 
 #[test]

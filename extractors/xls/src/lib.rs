@@ -13,9 +13,12 @@ use std::{
     mem::size_of,
 };
 
-use calamine::{Data, Reader as _, Xls, XlsError, XlsOptions};
+use calamine::{Data, Reader as _, SheetType, Xls, XlsError, XlsOptions};
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::cells::{NumberFormat, write_data};
+use inlet_extract_support::{
+    cells::{NumberFormat, write_data},
+    ole::{Summary, read_stream},
+};
 
 /// The OLE2 (Compound File Binary) signature.
 const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
@@ -38,15 +41,23 @@ impl Extractor for XlsExtractor {
     }
 }
 
-/// Reads the workbook stream, at most `budget` bytes of it.
-fn workbook_stream(input: &[u8], budget: u64) -> Result<Vec<u8>, ExtractError> {
+/// Reads the workbook stream, at most `budget` bytes of it, after reporting the summary
+/// properties (title, author, dates) when the sink takes metadata; they are charged to `budget`.
+fn workbook_stream(
+    input: &[u8],
+    budget: &mut u64,
+    sink: &mut TextSink,
+) -> Result<Vec<u8>, ExtractError> {
     let mut file = cfb::CompoundFile::open(Cursor::new(input)).map_err(ExtractError::malformed)?;
+    if let Some(m) = sink.metadata_mut() {
+        Summary::read(&mut file, budget).fill(m);
+    }
     let name = STREAMS
         .into_iter()
         .find(|name| file.is_stream(name))
         .ok_or_else(|| ExtractError::Malformed("no workbook stream".into()))?;
-    let mut budget = budget;
-    inlet_extract_support::ole::read_stream(&mut file, name, &mut budget)
+    let mut room = *budget;
+    read_stream(&mut file, name, &mut room)
 }
 
 /// A compound file holding only `stream` as its workbook: what `calamine` opens, so that its own
@@ -66,8 +77,8 @@ fn repackaged(stream: &[u8]) -> Result<Vec<u8>, ExtractError> {
 /// Extracts under the sink's decompression budget, which also bounds the memory `calamine`
 /// spends on its cell grids.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-    let budget = sink.max_decompressed_bytes();
-    let stream = workbook_stream(input, budget)?;
+    let mut budget = sink.max_decompressed_bytes();
+    let stream = workbook_stream(input, &mut budget, sink)?;
     let book = biff::vet(&stream)?;
     drop(stream);
     // `calamine` keeps a dense grid of every sheet (and one of its formulas), and hands out a
@@ -94,6 +105,15 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let mut xls = Xls::new_with_options(Cursor::new(repackaged(&book.stream)?), options)
         .map_err(calamine_error)?;
     sink.check_deadline()?;
+    // The sheet count, as xlsx reports it: worksheets (not chart, macro or module sheets).
+    if let Some(m) = sink.metadata_mut() {
+        let sheets = xls
+            .sheets_metadata()
+            .iter()
+            .filter(|s| s.typ == SheetType::WorkSheet)
+            .count();
+        m.pages = u32::try_from(sheets).ok();
+    }
     let mut formats: HashMap<u16, Option<NumberFormat>> = HashMap::new();
     let mut cells = 0u32;
     for (sheet, name) in xls.sheet_names().into_iter().enumerate() {
