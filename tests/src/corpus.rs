@@ -161,3 +161,41 @@ pub fn tags(rng: &mut StdRng) -> Tags {
     );
     t
 }
+
+/// The benchmarks' kinds of query, each with how to make one (search-bench and index-bench).
+pub fn query_kinds() -> Vec<(&'static str, QueryMaker)> {
+    vec![
+        (
+            "common word",
+            Box::new(|r: &mut StdRng| (word(r.random_range(0..5)), vec![])),
+        ),
+        (
+            "two words",
+            Box::new(|r: &mut StdRng| {
+                (
+                    format!(
+                        "{} {}",
+                        word(r.random_range(0..50)),
+                        word(r.random_range(0..50))
+                    ),
+                    vec![],
+                )
+            }),
+        ),
+        (
+            "rare word",
+            Box::new(|r: &mut StdRng| (word(r.random_range(2000..5000)), vec![])),
+        ),
+        ("3 words", Box::new(|r: &mut StdRng| (words(r, 3), vec![]))),
+        (
+            "12 words",
+            Box::new(|r: &mut StdRng| (words(r, 12), vec![])),
+        ),
+        ("phrase", Box::new(|r: &mut StdRng| (phrase(r), vec![]))),
+        (
+            "word + tag filter",
+            Box::new(|r: &mut StdRng| (word(r.random_range(0..50)), vec![team_filter(r)])),
+        ),
+        ("browse", Box::new(|_: &mut StdRng| (String::new(), vec![]))),
+    ]
+}

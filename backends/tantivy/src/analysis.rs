@@ -323,7 +323,10 @@ fn with_stemmers<R>(f: impl FnOnce(&mut Stemmers) -> R) -> R {
 #[derive(Default)]
 pub struct Stemmers {
     analyzers: std::collections::HashMap<Language, TextAnalyzer>,
-    seen: std::collections::HashMap<(Language, String), String>,
+    /// Per language, word → stem (looked up by `&str`: no allocation for a word seen before).
+    seen: std::collections::HashMap<Language, std::collections::HashMap<String, String>>,
+    /// Entries in `seen`, all languages.
+    remembered: usize,
 }
 
 /// Distinct (language, word) stems a [`Stemmers`] remembers before it starts afresh.
@@ -332,29 +335,43 @@ const REMEMBERED_STEMS: usize = 100_000;
 impl Stemmers {
     /// `word` stemmed in `lang` (unchanged without a language).
     pub fn stem(&mut self, lang: Option<Language>, word: &str) -> String {
+        let mut out = word.to_string();
+        self.stem_in_place(lang, &mut out);
+        out
+    }
+
+    /// Replaces `word` by its stem in `lang` (unchanged without a language), reusing its buffer.
+    pub fn stem_in_place(&mut self, lang: Option<Language>, word: &mut String) {
         let Some(lang) = lang else {
-            return word.to_string();
+            return;
         };
-        let key = (lang, word.to_string());
-        if let Some(s) = self.seen.get(&key) {
-            return s.clone();
+        if let Some(s) = self.seen.get(&lang).and_then(|m| m.get(word.as_str())) {
+            if s != word {
+                word.clear();
+                word.push_str(s);
+            }
+            return;
         }
         let analyzer = self.analyzers.entry(lang).or_insert_with(|| {
             TextAnalyzer::builder(Verbatim)
                 .filter(Stemmer::new(lang))
                 .build()
         });
-        let mut stream = analyzer.token_stream(word);
-        let stemmed = if stream.advance() {
-            stream.token().text.clone()
-        } else {
-            word.to_string()
+        let stemmed = {
+            let mut stream = analyzer.token_stream(word);
+            if stream.advance() {
+                stream.token().text.clone()
+            } else {
+                word.clone()
+            }
         };
-        if self.seen.len() >= REMEMBERED_STEMS {
+        if self.remembered >= REMEMBERED_STEMS {
             self.seen.clear();
+            self.remembered = 0;
         }
-        self.seen.insert(key, stemmed.clone());
-        stemmed
+        self.remembered += 1;
+        let known = self.seen.entry(lang).or_default();
+        known.insert(std::mem::replace(word, stemmed.clone()), stemmed);
     }
 }
 
@@ -601,7 +618,7 @@ impl Tokenizer for StemTokenizer {
                     let mut t = to_token(w);
                     t.offset_from += offset;
                     t.offset_to += offset;
-                    t.text = stemmers.stem(lang, &t.text);
+                    stemmers.stem_in_place(lang, &mut t.text);
                     t
                 })
                 .collect()
@@ -758,6 +775,33 @@ mod tests {
         assert_eq!(stem(Some(Language::English), "explains"), "explain");
         assert_eq!(stem(Some(Language::German), "vertragen"), "vertrag");
         assert_eq!(stem(None, "running"), "running");
+    }
+
+    #[test]
+    fn remembered_stems_answer_as_the_stemmer_does() {
+        let mut stemmers = Stemmers::default();
+        // Twice each: the second answer comes from what was remembered, per language.
+        for _ in 0..2 {
+            for (lang, word, stemmed) in [
+                (Language::English, "adoption", "adopt"),
+                (Language::German, "adoption", "adoption"),
+                (Language::English, "models", "model"),
+                (Language::English, "model", "model"),
+            ] {
+                let mut w = word.to_string();
+                stemmers.stem_in_place(Some(lang), &mut w);
+                assert_eq!(w, stemmed, "{lang:?} {word}");
+            }
+        }
+        let mut w = "running".to_string();
+        stemmers.stem_in_place(None, &mut w);
+        assert_eq!(w, "running");
+        // Past the bound the memory starts afresh and answers stay the same.
+        for i in 0..REMEMBERED_STEMS + 10 {
+            stemmers.stem(Some(Language::English), &format!("w{i}s"));
+        }
+        assert!(stemmers.remembered <= REMEMBERED_STEMS);
+        assert_eq!(stemmers.stem(Some(Language::English), "adoption"), "adopt");
     }
 
     #[test]

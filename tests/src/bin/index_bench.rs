@@ -21,7 +21,7 @@ use inlet_core::{
 use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
     bench::time_queries,
-    corpus::{QueryMaker, phrase, source, tags, team_filter, text, words},
+    corpus::{query_kinds, source, tags, text},
 };
 use rand::{SeedableRng, rngs::StdRng};
 use uuid::Uuid;
@@ -35,100 +35,95 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(BATCH);
-    let dir = tempfile::tempdir().expect("index dir");
-    let (index, _) = TantivyIndex::open(dir.path()).expect("open index");
+    // `INLET_BENCH_INDEX=<dir>` keeps the index there; a later run with the same N finds it
+    // complete and only runs the queries.
+    let temp = tempfile::tempdir().expect("index dir");
+    let dir = std::env::var_os("INLET_BENCH_INDEX")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| temp.path().to_path_buf());
+    let (index, _) = TantivyIndex::open(&dir).expect("open index");
+    let kept = index.applied().expect("applied") == Some(n as u64);
     let ws = Uuid::from_u128(1);
     let src = source(ws);
     let ot = &src.object_types[0];
     println!("# index-bench: {n} records of ~2 KB, 5 tags, a commit per {per_commit}\n");
 
-    let started = Instant::now();
-    let mut text_bytes = 0u64;
-    let mut rng = StdRng::seed_from_u64(7);
-    let now = time::now();
-    let mut batch = Vec::with_capacity(per_commit);
-    let mut in_apply = std::time::Duration::ZERO;
-    for i in 0..n {
-        let content = text(&mut rng);
-        text_bytes += content.len() as u64;
-        let record = Record {
-            id: Uuid::from_u128(i as u128 + 1),
-            source_id: src.id,
-            object_type: ObjectTypeRef {
-                id: ot.id,
-                name: ot.name.clone(),
-                current_sync_number: 0,
-            },
-            external_id: format!("doc-{i}"),
-            version: 1,
-            title: format!("doc-{i}.txt"),
-            file_name: Some(format!("doc-{i}.txt")),
-            url: None,
-            content,
-            tags: tags(&mut rng),
-            external_checksum: None,
-            created_date: now,
-            modified_date: now + chrono::Duration::milliseconds(i as i64),
-            modified_by: "bench@example.test".into(),
-            sync_number: 0,
-            removed: false,
-            extraction: Extraction {
-                format: Some("text".into()),
-                chars: 0,
-                truncated: false,
-                failure: None,
-                metadata: None,
-            },
-        };
-        batch.push(document(ws, &record, Some(&src)));
-        if batch.len() == per_commit || i + 1 == n {
-            let t = Instant::now();
-            index
-                .apply(IndexBatch {
-                    upserts: std::mem::take(&mut batch),
-                    deletes: vec![],
-                    deleted_sources: vec![],
-                    position: Some(i as u64 + 1),
-                })
-                .expect("apply");
-            in_apply += t.elapsed();
+    if kept {
+        println!("(the index in INLET_BENCH_INDEX already holds the {n} records)\n");
+    } else {
+        let started = Instant::now();
+        let mut text_bytes = 0u64;
+        let mut rng = StdRng::seed_from_u64(7);
+        let now = time::now();
+        let mut batch = Vec::with_capacity(per_commit);
+        let mut in_apply = std::time::Duration::ZERO;
+        for i in 0..n {
+            let content = text(&mut rng);
+            text_bytes += content.len() as u64;
+            let record = Record {
+                id: Uuid::from_u128(i as u128 + 1),
+                source_id: src.id,
+                object_type: ObjectTypeRef {
+                    id: ot.id,
+                    name: ot.name.clone(),
+                    current_sync_number: 0,
+                },
+                external_id: format!("doc-{i}"),
+                version: 1,
+                title: format!("doc-{i}.txt"),
+                file_name: Some(format!("doc-{i}.txt")),
+                url: None,
+                content,
+                tags: tags(&mut rng),
+                external_checksum: None,
+                created_date: now,
+                modified_date: now + chrono::Duration::milliseconds(i as i64),
+                modified_by: "bench@example.test".into(),
+                sync_number: 0,
+                removed: false,
+                extraction: Extraction {
+                    format: Some("text".into()),
+                    chars: 0,
+                    truncated: false,
+                    failure: None,
+                    metadata: None,
+                },
+            };
+            batch.push(document(ws, &record, Some(&src)));
+            if batch.len() == per_commit || i + 1 == n {
+                let t = Instant::now();
+                index
+                    .apply(IndexBatch {
+                        upserts: std::mem::take(&mut batch),
+                        deletes: vec![],
+                        deleted_sources: vec![],
+                        position: Some(i as u64 + 1),
+                    })
+                    .expect("apply");
+                in_apply += t.elapsed();
+            }
         }
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "(of which {:.1} s in the index's apply, the rest generating records)",
+            in_apply.as_secs_f64()
+        );
+        println!(
+            "indexing: {n} records in {secs:.1} s = {:.0} records/s ({:.1} MB/s of text)",
+            n as f64 / secs,
+            text_bytes as f64 / secs / 1e6
+        );
+        println!(
+            "size: index {:.1} MB, text {:.1} MB ({:.2}x)\n",
+            index.size_bytes() as f64 / 1e6,
+            text_bytes as f64 / 1e6,
+            index.size_bytes() as f64 / text_bytes as f64
+        );
     }
-    let secs = started.elapsed().as_secs_f64();
-    println!(
-        "(of which {:.1} s in the index's apply, the rest generating records)",
-        in_apply.as_secs_f64()
-    );
-    println!(
-        "indexing: {n} records in {secs:.1} s = {:.0} records/s ({:.1} MB/s of text)",
-        n as f64 / secs,
-        text_bytes as f64 / secs / 1e6
-    );
-    println!(
-        "size: index {:.1} MB, text {:.1} MB ({:.2}x)\n",
-        index.size_bytes() as f64 / 1e6,
-        text_bytes as f64 / 1e6,
-        index.size_bytes() as f64 / text_bytes as f64
-    );
-
-    let kinds: Vec<(&str, QueryMaker)> = vec![
-        ("1 word", Box::new(|r: &mut StdRng| (words(r, 1), vec![]))),
-        ("3 words", Box::new(|r: &mut StdRng| (words(r, 3), vec![]))),
-        (
-            "12 words",
-            Box::new(|r: &mut StdRng| (words(r, 12), vec![])),
-        ),
-        ("phrase", Box::new(|r: &mut StdRng| (phrase(r), vec![]))),
-        (
-            "word + tag filter",
-            Box::new(|r: &mut StdRng| (words(r, 1), vec![team_filter(r)])),
-        ),
-        ("browse", Box::new(|_: &mut StdRng| (String::new(), vec![]))),
-    ];
     let mut rng = StdRng::seed_from_u64(99);
     println!("| query (3 facets) | p50 ms | p95 ms | max ms | mean total |");
     println!("|---|---|---|---|---|");
-    for (name, make) in &kinds {
+    for (name, make) in &query_kinds() {
         let t = time_queries(&index, ws, make, &mut rng, queries, true);
         println!(
             "| {name} | {:.1} | {:.1} | {:.1} | {} |",

@@ -32,9 +32,9 @@ use inlet_core::{
 use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
     bench::{database, time_queries},
-    corpus::{QueryMaker, phrase, source, tags, team_filter, text, word, words},
+    corpus::{query_kinds, source, tags, text},
 };
-use rand::{Rng, SeedableRng, rngs::StdRng};
+use rand::{SeedableRng, rngs::StdRng};
 
 const WRITERS: usize = 8;
 
@@ -171,44 +171,6 @@ async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
     );
 }
 
-/// The kinds of query, each with how to make one.
-fn kinds() -> Vec<(&'static str, QueryMaker)> {
-    vec![
-        (
-            "common word",
-            Box::new(|r: &mut StdRng| (word(r.random_range(0..5)), vec![])),
-        ),
-        (
-            "two words",
-            Box::new(|r: &mut StdRng| {
-                (
-                    format!(
-                        "{} {}",
-                        word(r.random_range(0..50)),
-                        word(r.random_range(0..50))
-                    ),
-                    vec![],
-                )
-            }),
-        ),
-        (
-            "rare word",
-            Box::new(|r: &mut StdRng| (word(r.random_range(2000..5000)), vec![])),
-        ),
-        ("3 words", Box::new(|r: &mut StdRng| (words(r, 3), vec![]))),
-        (
-            "12 words",
-            Box::new(|r: &mut StdRng| (words(r, 12), vec![])),
-        ),
-        ("phrase", Box::new(|r: &mut StdRng| (phrase(r), vec![]))),
-        (
-            "word + tag filter",
-            Box::new(|r: &mut StdRng| (word(r.random_range(0..50)), vec![team_filter(r)])),
-        ),
-        ("browse", Box::new(|_: &mut StdRng| (String::new(), vec![]))),
-    ]
-}
-
 /// Times `queries` queries of each kind, without and with facets, and prints the table. The
 /// queries are the same in every run (a fixed seed).
 fn run_queries(index: &dyn SearchIndex, ws: uuid::Uuid, queries: usize) {
@@ -216,7 +178,7 @@ fn run_queries(index: &dyn SearchIndex, ws: uuid::Uuid, queries: usize) {
     println!("| query | facets | p50 ms | p95 ms | max ms | mean total |");
     println!("|---|---|---|---|---|---|");
     let mut rng = StdRng::seed_from_u64(99);
-    for (name, make) in kinds() {
+    for (name, make) in query_kinds() {
         for facets in [false, true] {
             let t = time_queries(index, ws, &make, &mut rng, queries, facets);
             println!(

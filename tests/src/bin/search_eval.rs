@@ -14,7 +14,9 @@
 //! - `index`: Inlet's search index (`inlet-search-tantivy`) in this process, without HTTP;
 //! - `http`: Inlet over HTTP — a server on a fresh SQLite database on a loopback port, every
 //!   document uploaded as a RECORD (file name = title, file body = abstract), every query sent
-//!   as written to `GET /api/v1/search?limit=100`.
+//!   as written to `GET /api/v1/search?limit=100`. With
+//!   `INLET_EVAL_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test` the server runs on a
+//!   fresh PostgreSQL schema beside a second replica, and visibility is timed on both.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -250,19 +252,36 @@ async fn http(
     docs: &[Doc],
     queries: &[(String, String)],
 ) -> HashMap<String, (Vec<String>, Duration)> {
-    let server = TestServer::start_sqlite().await;
+    // With `INLET_EVAL_POSTGRES_URL`, two replicas over one fresh PostgreSQL schema: every
+    // write goes to the first, and the probe is timed on both (the second follows the same
+    // write log through the database, DESIGN 7).
+    let pg = match std::env::var("INLET_EVAL_POSTGRES_URL") {
+        Ok(base) if !base.is_empty() => {
+            Some(inlet_tests::postgres::Schema::create(&base, "inlet_eval").await)
+        }
+        _ => None,
+    };
+    let (server, replica) = match &pg {
+        Some(schema) => (
+            TestServer::start_on(&schema.url, Default::default()).await,
+            Some(TestServer::start_on(&schema.url, Default::default()).await),
+        ),
+        None => (TestServer::start_sqlite().await, None),
+    };
     let source = server.record_source().await;
     let paths: SourcePaths = source;
     // Visibility under ingest load (DESIGN 7): while the collection is uploaded, a probe
     // uploads a record with a word of its own every 50 ms and times how long after the
-    // upload's answer search finds it.
+    // upload's answer search finds it, on each replica.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let probe = {
         let client = server.client.clone();
-        let (object, search) = (server.url(&paths.object("probe")), server.url("/search"));
+        let object = server.url(&paths.object("probe"));
+        let mut searches = vec![server.url("/search")];
+        searches.extend(replica.iter().map(|r| r.url("/search")));
         let stop = stop.clone();
         tokio::spawn(async move {
-            let mut delays = Vec::new();
+            let mut delays: Vec<Vec<Duration>> = vec![Vec::new(); searches.len()];
             let mut i = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 i += 1;
@@ -276,26 +295,34 @@ async fn http(
                     .expect("probe upload");
                 assert!(resp.status().is_success());
                 let answered = Instant::now();
-                loop {
-                    let found: serde_json::Value = client
-                        .get(&search)
-                        .basic_auth(ADMIN_EMAIL, Some(ADMIN_TOKEN))
-                        .query(&[("q", word.as_str())])
-                        .send()
-                        .await
-                        .expect("probe search")
-                        .json()
-                        .await
-                        .expect("json");
-                    if found["total"].as_u64() == Some(1) {
-                        delays.push(answered.elapsed());
-                        break;
+                let mut pending: Vec<usize> = (0..searches.len()).collect();
+                while !pending.is_empty() {
+                    let mut still = Vec::new();
+                    for r in pending {
+                        let found: serde_json::Value = client
+                            .get(&searches[r])
+                            .basic_auth(ADMIN_EMAIL, Some(ADMIN_TOKEN))
+                            .query(&[("q", word.as_str())])
+                            .send()
+                            .await
+                            .expect("probe search")
+                            .json()
+                            .await
+                            .expect("json");
+                        if found["total"].as_u64() == Some(1) {
+                            delays[r].push(answered.elapsed());
+                        } else {
+                            still.push(r);
+                        }
                     }
+                    pending = still;
                     assert!(
                         answered.elapsed() < Duration::from_secs(30),
                         "probe never found"
                     );
-                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    if !pending.is_empty() {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -323,16 +350,23 @@ async fn http(
     }
     eprintln!("http: {} uploads in {:.1?}", docs.len(), started.elapsed());
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let mut delays = probe.await.expect("probe");
-    delays.sort();
-    let at = |p: f64| delays[((delays.len() as f64 * p) as usize).min(delays.len() - 1)];
-    println!(
-        "visibility under ingest ({} probes while uploading): p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
-        delays.len(),
-        at(0.5).as_secs_f64() * 1000.0,
-        at(0.99).as_secs_f64() * 1000.0,
-        delays[delays.len() - 1].as_secs_f64() * 1000.0
-    );
+    let store = if pg.is_some() { "PostgreSQL" } else { "SQLite" };
+    for (r, mut delays) in probe.await.expect("probe").into_iter().enumerate() {
+        delays.sort();
+        let at = |p: f64| delays[((delays.len() as f64 * p) as usize).min(delays.len() - 1)];
+        println!(
+            "visibility under ingest, {store}, {} ({} probes while uploading): p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+            if r == 0 {
+                "the replica written to"
+            } else {
+                "a second replica"
+            },
+            delays.len(),
+            at(0.5).as_secs_f64() * 1000.0,
+            at(0.99).as_secs_f64() * 1000.0,
+            delays[delays.len() - 1].as_secs_f64() * 1000.0
+        );
+    }
     // Search may trail the writes (DESIGN 7): wait until the last document is found.
     let deadline = Instant::now() + Duration::from_secs(30);
     let last = &docs[docs.len() - 1];
@@ -376,6 +410,10 @@ async fn http(
             })
             .unwrap_or_default();
         out.insert(qid.clone(), (ids, took));
+    }
+    drop(replica);
+    if let Some(schema) = pg {
+        schema.drop().await;
     }
     out
 }
