@@ -51,7 +51,7 @@ fn recall_against_the_peers_is_at_least_95_percent() {
         ("Test95.xls", 0.78),
         ("Test95J.xls", 0.83),
         ("Test97.xls", 0.93),
-        ("date_field.xls", 0.75),
+        ("date_field.xls", 0.82),
     ];
     let checked = check_peer_recall(
         Path::new(TESTDATA),
@@ -89,6 +89,34 @@ fn numbers_read_as_the_xlsx_extractor_writes_them() {
     }
     // Dates as ISO 8601.
     assert!(t.contains("1964-03-23"), "{t}");
+}
+
+#[test]
+fn zero_in_a_time_format_is_midnight_and_in_a_date_format_a_date() {
+    // date_field.xls's last row: 0 in `dd/mm/yy` and in `h:mm:ss` (Excel shows `0:00:00`).
+    let t = text("xls", &workbook("date_field.xls"));
+    assert!(t.contains("\n1899-12-31\t00:00:00\n"), "{t}");
+    assert!(t.contains("2014-12-25\t11:11:11"), "{t}");
+    for code in [
+        "h:mm:ss",
+        "[$-F400]h:mm:ss\\ AM/PM",
+        "mm:ss",
+        "hh\"h\"",
+        "[h]:mm:ss",
+    ] {
+        assert!(crate::time_only(code), "{code}");
+    }
+    for code in [
+        "dd/mm/yy",
+        "yyyy-mm-dd h:mm",
+        "d-mmm",
+        "mmm",
+        "General",
+        "0.00\"s\"",
+        "#,##0",
+    ] {
+        assert!(!crate::time_only(code), "{code}");
+    }
 }
 
 #[test]

@@ -141,15 +141,27 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             }
             row = Some(r);
             col = c;
+            let (sheet_row, sheet_col) = (top + r as u32, left + c as u32);
             let format = match value {
-                Data::Float(_) | Data::Int(_) => {
-                    let (r, c) = (top + r as u32, left + c as u32);
-                    book.format_code(sheet, r, c).and_then(|(id, code)| {
+                Data::Float(_) | Data::Int(_) => book
+                    .format_code(sheet, sheet_row, sheet_col)
+                    .and_then(|(id, code)| {
                         formats
                             .entry(id)
                             .or_insert_with(|| NumberFormat::parse(code))
                             .as_ref()
-                    })
+                    }),
+                // Zero in a time-of-day format is midnight as Excel shows it (`0:00:00`), not
+                // the date 1899-12-31 that serial 0 is in a date format.
+                Data::DateTime(d)
+                    if d.as_f64() == 0.0
+                        && !d.is_duration()
+                        && book
+                            .format_code(sheet, sheet_row, sheet_col)
+                            .is_some_and(|(_, code)| time_only(code)) =>
+                {
+                    sink.push("00:00:00")?;
+                    continue;
                 }
                 _ => None,
             };
@@ -158,6 +170,24 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         sink.line_break()?;
     }
     Ok(())
+}
+
+/// Whether a number format code shows a time of day and no date: hours or seconds, and no day
+/// or year (quoted text, `[…]` colours and conditions, and escaped characters left out).
+fn time_only(code: &str) -> bool {
+    let mut parts = String::new();
+    let mut chars = code.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => chars.by_ref().take_while(|&c| c != '"').for_each(drop),
+            '[' => chars.by_ref().take_while(|&c| c != ']').for_each(drop),
+            '\\' | '_' | '*' => {
+                chars.next();
+            }
+            c => parts.push(c.to_ascii_lowercase()),
+        }
+    }
+    (parts.contains('h') || parts.contains('s')) && !parts.contains('d') && !parts.contains('y')
 }
 
 fn calamine_error(e: XlsError) -> ExtractError {
