@@ -16,6 +16,13 @@ use crate::{
 /// Form XObjects nested deeper than this are skipped.
 const MAX_FORM_DEPTH: usize = 12;
 
+/// Annotations of a page whose appearance is drawn at most.
+const MAX_ANNOTATIONS: usize = 10_000;
+
+/// Annotation flags (`/F`) that keep an annotation off the screen: Hidden and NoView.
+const ANNOT_HIDDEN: i64 = 1 << 1;
+const ANNOT_NO_VIEW: i64 = 1 << 5;
+
 /// Saved graphics states at most (`q` beyond this is ignored).
 const MAX_STATE_STACK: usize = 256;
 
@@ -182,6 +189,30 @@ impl<'d, 'a> Interpreter<'d, 'a> {
             .get_in(page, b"Resources")
             .and_then(|r| r.as_dict().cloned())
             .unwrap_or_default();
+        let r = self.run_contents(page, &resources, sink);
+        if !matches!(r, Ok(()) | Err(ExtractError::Full)) {
+            return r;
+        }
+        // Annotations draw on the page too (stamps, free text, form fields): their appearance
+        // streams come after the content, as pdftotext shows them. They never count as the
+        // page's scanned image.
+        let image = self.largest_image.take();
+        let r = self.run_annotations(page, &resources, sink);
+        self.largest_image = image;
+        match r {
+            Ok(()) | Err(ExtractError::Full) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs the page's content streams.
+    fn run_contents(
+        &mut self,
+        page: &Dict,
+        resources: &Dict,
+        sink: &TextSink,
+    ) -> Result<(), ExtractError> {
+        let doc = self.doc;
         let Some(contents) = doc.get_in(page, b"Contents") else {
             return Ok(());
         };
@@ -199,10 +230,69 @@ impl<'d, 'a> Interpreter<'d, 'a> {
             .collect();
         let mut source = Source::new(streams);
         let mut forms = Vec::new();
-        match self.execute(&mut source, &resources, Matrix::IDENTITY, &mut forms, sink) {
-            Ok(()) | Err(ExtractError::Full) => Ok(()),
-            Err(e) => Err(e),
+        self.execute(&mut source, resources, Matrix::IDENTITY, &mut forms, sink)
+    }
+
+    /// Runs the normal appearance (`/AP /N`, the `/AS` state of a state dictionary) of every
+    /// annotation of the page that is not hidden (`/F` bits Hidden and NoView), mapped to its
+    /// `/Rect` as PDF 32000 12.5.5 says: the form's `/BBox` through its `/Matrix`, then scaled
+    /// and moved onto the rectangle.
+    fn run_annotations(
+        &mut self,
+        page: &Dict,
+        resources: &Dict,
+        sink: &TextSink,
+    ) -> Result<(), ExtractError> {
+        let doc = self.doc;
+        let Some(annots) = doc.get_in(page, b"Annots") else {
+            return Ok(());
+        };
+        let Some(annots) = annots.as_array() else {
+            return Ok(());
+        };
+        for entry in annots.iter().take(MAX_ANNOTATIONS) {
+            let annot = doc.resolve(entry);
+            let Some(annot) = annot.as_dict() else {
+                continue;
+            };
+            let flags = doc
+                .get_in(annot, b"F")
+                .and_then(|f| f.as_i64())
+                .unwrap_or(0);
+            if flags & (ANNOT_HIDDEN | ANNOT_NO_VIEW) != 0 {
+                continue;
+            }
+            let Some(ap) = doc.get_in(annot, b"AP") else {
+                continue;
+            };
+            let Some(normal) = ap.as_dict().and_then(|d| d.get(b"N")) else {
+                continue;
+            };
+            let mut appearance = doc.resolve(normal).into_owned();
+            if let Object::Dict(states) = &appearance {
+                let state = doc.get_in(annot, b"AS");
+                let Some(Object::Name(state)) = state.as_deref() else {
+                    continue;
+                };
+                let Some(chosen) = states.get(state) else {
+                    continue;
+                };
+                appearance = doc.resolve(chosen).into_owned();
+            }
+            let Object::Stream(form) = appearance else {
+                continue;
+            };
+            let num = match normal {
+                Object::Ref(n, _) => *n,
+                _ => u32::MAX,
+            };
+            let Some(place) = annotation_placement(doc, annot, &form) else {
+                continue;
+            };
+            let mut forms = Vec::new();
+            self.draw_form(form, num, resources, &place, &mut forms, sink)?;
         }
+        Ok(())
     }
 
     fn font(&mut self, resources: &Dict, name: &[u8]) -> Option<Rc<Font>> {
@@ -436,6 +526,26 @@ impl<'d, 'a> Interpreter<'d, 'a> {
         if !s.dict.name_is(b"Subtype", b"Form") {
             return Ok(());
         }
+        let s = s.clone();
+        self.draw_form(s, num, resources, ctm, forms, sink)
+    }
+
+    /// Runs form XObject `s` (object `num`) under `ctm`, with its own resources or else the
+    /// caller's.
+    fn draw_form(
+        &mut self,
+        s: Stream,
+        num: u32,
+        resources: &Dict,
+        ctm: &Matrix,
+        forms: &mut Vec<u32>,
+        sink: &TextSink,
+    ) -> Result<(), ExtractError> {
+        let doc = self.doc;
+        if forms.len() >= MAX_FORM_DEPTH || forms.contains(&num) {
+            doc.budget.mark_damaged();
+            return Ok(());
+        }
         let matrix = doc
             .get_in(&s.dict, b"Matrix")
             .and_then(|m| m.as_array().and_then(Matrix::from_operands))
@@ -445,7 +555,7 @@ impl<'d, 'a> Interpreter<'d, 'a> {
             .and_then(|r| r.as_dict().cloned());
         let res = form_resources.as_ref().unwrap_or(resources);
         forms.push(num);
-        let mut source = Source::new(vec![s.clone()]);
+        let mut source = Source::new(vec![s]);
         let r = self.execute(&mut source, res, matrix.then(ctm), forms, sink);
         forms.pop();
         r
@@ -566,6 +676,54 @@ impl<'a> Source<'a> {
 }
 
 /// Skips an inline image: its dictionary up to `ID`, then the binary data up to `EI`.
+/// The matrix that puts an annotation's appearance form on the page: the form's `/BBox`,
+/// transformed by its `/Matrix`, scaled and moved onto the annotation's `/Rect`. `None` when the
+/// rectangle or the box is missing or not finite.
+fn annotation_placement(doc: &Document<'_>, annot: &Dict, form: &Stream) -> Option<Matrix> {
+    let rect = |dict: &Dict, key: &[u8]| -> Option<[f32; 4]> {
+        let arr = doc.get_in(dict, key)?;
+        let arr = arr.as_array()?;
+        if arr.len() < 4 {
+            return None;
+        }
+        let mut r = [0f32; 4];
+        for (slot, v) in r.iter_mut().zip(arr) {
+            *slot = doc.resolve(v).as_f32().filter(|v| v.is_finite())?;
+        }
+        Some(r)
+    };
+    let [rx0, ry0, rx1, ry1] = rect(annot, b"Rect")?;
+    let [bx0, by0, bx1, by1] = rect(&form.dict, b"BBox")?;
+    let matrix = doc
+        .get_in(&form.dict, b"Matrix")
+        .and_then(|m| m.as_array().and_then(Matrix::from_operands))
+        .unwrap_or(Matrix::IDENTITY);
+    let corners = [(bx0, by0), (bx0, by1), (bx1, by0), (bx1, by1)].map(|(x, y)| matrix.apply(x, y));
+    let min_x = corners.iter().map(|c| c.0).fold(f32::INFINITY, f32::min);
+    let max_x = corners
+        .iter()
+        .map(|c| c.0)
+        .fold(f32::NEG_INFINITY, f32::max);
+    let min_y = corners.iter().map(|c| c.1).fold(f32::INFINITY, f32::min);
+    let max_y = corners
+        .iter()
+        .map(|c| c.1)
+        .fold(f32::NEG_INFINITY, f32::max);
+    let (left, right) = (rx0.min(rx1), rx0.max(rx1));
+    let (bottom, top) = (ry0.min(ry1), ry0.max(ry1));
+    let scale = |span: f32, box_span: f32| {
+        if box_span.abs() > f32::EPSILON {
+            span / box_span
+        } else {
+            1.0
+        }
+    };
+    let sx = scale(right - left, max_x - min_x);
+    let sy = scale(top - bottom, max_y - min_y);
+    let m = Matrix([sx, 0.0, 0.0, sy, left - sx * min_x, bottom - sy * min_y]);
+    m.0.iter().all(|v| v.is_finite()).then_some(m)
+}
+
 fn skip_inline_image(lx: &mut Lexer<'_>) {
     // Dictionary entries up to ID.
     loop {

@@ -205,3 +205,48 @@ fn junk_before_the_header_shifts_offsets() {
     pdf.extend_from_slice(&one_page(b"BT /F1 12 Tf 72 700 Td (Shifted) Tj ET", &[]));
     assert_eq!(text("pdf", &pdf), "Shifted\n");
 }
+
+#[test]
+fn annotation_appearances_are_drawn_unless_hidden() {
+    let font =
+        "/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Courier >> >> >>";
+    let appearance = |word: &str| {
+        stream(
+            &format!("/Type /XObject /Subtype /Form /BBox [0 0 100 20] {font}"),
+            format!("BT /F1 10 Tf 2 5 Td ({word}) Tj ET").as_bytes(),
+        )
+    };
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
+          /Annots [5 0 R 6 0 R 7 0 R 8 0 R 13 0 R] >>"
+            .to_vec(),
+        stream("", b""),
+        // Shown: a stamp, a check box in its /AS state (the other state is not drawn).
+        b"<< /Type /Annot /Subtype /Stamp /Rect [100 700 300 740] /AP << /N 9 0 R >> >>".to_vec(),
+        b"<< /Type /Annot /Subtype /Widget /Rect [100 600 200 620] /AS /On \
+          /AP << /N << /On 10 0 R /Off 11 0 R >> >> >>"
+            .to_vec(),
+        // Hidden (flag 2) and NoView (flag 32).
+        b"<< /Type /Annot /Subtype /Stamp /F 2 /Rect [100 500 200 520] /AP << /N 12 0 R >> >>"
+            .to_vec(),
+        b"<< /Type /Annot /Subtype /Stamp /F 32 /Rect [100 400 200 420] /AP << /N 12 0 R >> >>"
+            .to_vec(),
+        appearance("stamped"),
+        appearance("checked"),
+        appearance("unchecked"),
+        appearance("hidden"),
+        // An appearance that draws itself is cut, not followed for ever.
+        b"<< /Type /Annot /Subtype /Stamp /Rect [100 300 200 320] /AP << /N 14 0 R >> >>".to_vec(),
+        stream(
+            "/Type /XObject /Subtype /Form /BBox [0 0 100 20] \
+                 /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Courier >> >> \
+                 /XObject << /Me 14 0 R >> >>",
+            b"BT /F1 10 Tf 2 5 Td (loop) Tj ET /Me Do",
+        ),
+    ];
+    let pdf = build_pdf(&objects);
+    let (_, text) = crate::testutil::run(&pdf);
+    assert_eq!(text, "stamped\nchecked\nloop\n");
+}

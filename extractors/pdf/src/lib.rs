@@ -22,6 +22,8 @@ mod hostile_tests;
 #[cfg(test)]
 mod memory_tests;
 #[cfg(test)]
+mod testdata_tests;
+#[cfg(test)]
 mod testutil;
 
 use inlet_core::extract::{

@@ -1,0 +1,70 @@
+//! Real PDFs that draw text with Type 3 fonts, from other projects' test suites
+//! (`extractors/testdata/pdf`, origins and licences in its MANIFEST.tsv): token recall against
+//! pdftotext's text of them (poppler 22.12.0, kept in `extractors/testdata/reference/pdftotext`,
+//! so no pdftotext is needed here) is at least 0.98, and text each file visibly holds is there.
+
+use std::{fs, path::Path};
+
+use inlet_extract_testkit::{documents_in, peer_output, recall, run};
+
+const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
+
+fn text_of(name: &str) -> String {
+    let path = format!("{TESTDATA}/pdf/{name}");
+    let bytes = fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    run("pdf", &bytes).unwrap_or_else(|(e, _)| panic!("{path}: {e}"))
+}
+
+#[test]
+fn type3_test_pdfs_reach_98_percent_recall_against_pdftotext() {
+    let dir = Path::new(TESTDATA);
+    let files = documents_in(&dir.join("pdf"));
+    assert!(files.len() >= 3, "test PDFs missing");
+    for path in files {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let expected = peer_output(dir, "pdftotext", "pdf", &name)
+            .unwrap_or_else(|| panic!("no pdftotext reference for {name}"));
+        let ours = text_of(&name);
+        let r = recall(&ours, &expected);
+        println!("pdf/{name}: recall {r:.3} against pdftotext");
+        assert!(r >= 0.98, "pdf/{name}: recall {r:.3} against pdftotext");
+    }
+}
+
+/// matplotlib's Type 3 fonts: glyph names through `/Differences` (`uni01F4`, `u1F600`) with a
+/// ToUnicode map, four fonts on one line.
+#[test]
+fn matplotlib_type3_fonts_give_their_characters() {
+    let text = text_of("multi_font_type3.pdf");
+    for line in [
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz",
+        "ÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖ×ØÙÚÛÜÝÞß",
+        "ǠǡǢǣǤǥǦǧǨǩǪǫǬǭǮǯǰǱǲǳǴǵǶǷǸǹǺǻǼǽǾǿ",
+        "😀😁😂",
+        "in between!",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from {text:?}");
+    }
+}
+
+/// A Type 3 font without ToUnicode: the characters come from the glyph names alone.
+#[test]
+fn type3_glyph_names_alone_give_the_text() {
+    let text = text_of("scaled_lines.pdf");
+    for label in ["0.0", "0.5", "1.5", "2.5", "3.0", "25", "30"] {
+        assert!(text.contains(label), "{label:?} missing from {text:?}");
+    }
+}
+
+/// A stamp annotation's appearance stream holds text (drawn on the page, as pdftotext shows it);
+/// the Type 3 icon fonts map to private-use characters through their ToUnicode maps.
+#[test]
+fn annotation_appearances_are_read() {
+    let text = text_of("pypdf-example.pdf");
+    assert!(text.contains("A PDF with a JPEG image."), "{text:?}");
+    assert!(text.contains("Beautiful is better than ugly."), "{text:?}");
+    assert!(text.contains('\u{F03D9}'), "{text:?}");
+}
