@@ -201,6 +201,8 @@ inventory::submit! {
 }
 
 #[cfg(test)]
+mod msg_rtf_tests;
+#[cfg(test)]
 mod msg_tests;
 #[cfg(test)]
 mod tests;

@@ -5,11 +5,12 @@
 //! 8-bit in the message's code page, `0102` binary).
 //!
 //! Written like an `.eml`: `Subject:`, `From:`, `To:`, `Cc:` and `Date:` lines (the client's
-//! submit time, else the delivery time), the plain body (or the HTML body through the registry),
-//! then each attachment under its file name, extracted with the registry; an attached message
-//! (an embedded `.msg` storage) is written the same way, [`MAX_NESTING`] deep at most. Every
-//! stream read is charged to the sink's decompression budget; once it is spent the text so far is
-//! kept and reported cut.
+//! submit time, else the delivery time), the plain body (or the HTML body through the registry,
+//! or else the compressed RTF body, decompressed and read by the registry's RTF extractor), then
+//! each attachment under its file name, extracted with the registry; an attached message (an
+//! embedded `.msg` storage) is written the same way, [`MAX_NESTING`] deep at most. Every stream
+//! read is charged to the sink's decompression budget, and a compressed RTF body's size before it
+//! is decompressed; once the budget is spent the text so far is kept and reported cut.
 
 use std::{collections::HashMap, io::Cursor, io::Read};
 
@@ -48,6 +49,7 @@ const PR_DISPLAY_CC: u16 = 0x0E03;
 const PR_DISPLAY_TO: u16 = 0x0E04;
 const PR_MESSAGE_DELIVERY_TIME: u16 = 0x0E06;
 const PR_BODY: u16 = 0x1000;
+const PR_RTF_COMPRESSED: u16 = 0x1009;
 const PR_HTML: u16 = 0x1013;
 const PR_DISPLAY_NAME: u16 = 0x3001;
 const PR_EMAIL_ADDRESS: u16 = 0x3003;
@@ -62,6 +64,15 @@ const PR_SENDER_SMTP_ADDRESS: u16 = 0x5D01;
 /// `PR_RECIPIENT_TYPE` values.
 const MAPI_TO: u32 = 1;
 const MAPI_CC: u32 = 2;
+
+/// `PR_RTF_COMPRESSED`'s header (MS-OXRTFCP): COMPSIZE, RAWSIZE, COMPTYPE, CRC.
+const RTF_HEADER: usize = 16;
+/// COMPTYPE of compressed (`LZFu`) and of uncompressed (`MELA`) RTF.
+const LZFU: u32 = 0x7546_5A4C;
+const MELA: u32 = 0x414C_454D;
+/// At most 8 bytes out per compressed byte (a control byte and eight 2-byte references of at
+/// most 17 bytes each): a larger RAWSIZE is a lie.
+const MAX_RTF_RATIO: u64 = 9;
 
 /// Seconds from 1601-01-01 (FILETIME's epoch) to 1970-01-01.
 const FILETIME_UNIX_OFFSET: i64 = 11_644_473_600;
@@ -250,6 +261,12 @@ impl Message<'_, '_> {
                 };
                 if let Some(html) = html.filter(|h| !h.is_empty()) {
                     sink.extract_nested("", &html)?;
+                } else if let Some(data) = self.binary(&dir, PR_RTF_COMPRESSED, sink)? {
+                    // Only the compressed RTF (Outlook's own format): the RTF extractor reads it,
+                    // HTML encapsulated in RTF (`\fromhtml1`) included.
+                    if let Some(rtf) = rtf_body(&data, sink)? {
+                        sink.extract_nested("", &rtf)?;
+                    }
                 }
             }
         }
@@ -354,6 +371,52 @@ impl Message<'_, '_> {
             }
         }
     }
+}
+
+/// The RTF of a `PR_RTF_COMPRESSED` stream (MS-OXRTFCP), its size charged to the sink's
+/// decompression budget before it is decompressed; `None` if the stream is corrupt (a bad
+/// header, size or CRC).
+pub(crate) fn rtf_body(data: &[u8], sink: &mut TextSink) -> Result<Option<Vec<u8>>, ExtractError> {
+    let Some(header) = data.get(..RTF_HEADER) else {
+        return Ok(None);
+    };
+    let word =
+        |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    let (comp_size, raw_size, comp_type) = (u64::from(word(0)), u64::from(word(4)), word(8));
+    // COMPSIZE counts the bytes after itself; bytes past them (padding) are left out.
+    let Some(data) = usize::try_from(comp_size + 4)
+        .ok()
+        .and_then(|end| data.get(..end))
+        .filter(|d| d.len() >= RTF_HEADER)
+    else {
+        return Ok(None);
+    };
+    let body = (data.len() - RTF_HEADER) as u64;
+    let plausible = match comp_type {
+        LZFU => raw_size <= body.saturating_mul(MAX_RTF_RATIO),
+        MELA => raw_size <= body,
+        _ => false,
+    };
+    if !plausible {
+        return Ok(None);
+    }
+    if !sink.charge_decompressed(raw_size) {
+        return Err(sink.cut());
+    }
+    let Ok(rtf) = compressed_rtf::decompress_rtf(data) else {
+        return Ok(None);
+    };
+    // The crate gives each byte as a char (U+0000 to U+00FF): back to bytes.
+    let rtf: Vec<u8> = rtf
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect();
+    // RAWSIZE may understate what the references gave.
+    let more = (rtf.len() as u64).saturating_sub(raw_size);
+    if more > 0 && !sink.charge_decompressed(more) {
+        return Err(sink.cut());
+    }
+    Ok(Some(rtf))
 }
 
 /// `PR_DISPLAY_TO`/`PR_DISPLAY_CC` (names separated by `;`) as a comma-separated list.
