@@ -4,21 +4,30 @@
 //! cargo run --release -p inlet-extractors --example extract-bench -- ../shared/corpus
 //! cargo run --release -p inlet-extractors --example extract-bench -- ../shared/corpus \
 //!     --peers target/peer-bench --markdown docs/extraction.md
+//! cargo run --release -p inlet-extractors --example extract-bench -- ../shared/corpus \
+//!     target/peer-bench/testdata-corpus --peers target/peer-bench --markdown docs/extraction.md
 //! ```
 //!
-//! For every document of every format folder of the corpus (`bad/` and `reference/` left out) it
+//! Several corpora may be given (each laid out as the shared corpus: one folder per format; a
+//! format folder in one of them only); each has its own table, the first one's as it always was.
+//! A later corpus may carry a `SOURCES.md`, printed above its table. For every document of every
+//! format folder of a corpus (`bad/` and `reference/` left out) it
 //! runs the facade's [`inlet_extractors::extract`] (detection from bytes and extraction, default
 //! limits) once to warm up, then repeatedly until a time budget per file is spent (at least 3 and
 //! at most 50 runs), and keeps the median. Per format it prints files, bytes, the median time per
 //! file, files/s and MB/s (from the sum of the per-file medians: one thread, warm), and token
 //! recall as the corpus README defines it (`inlet_extract_testkit::recall`): against Apache Tika's
 //! published `.expected.txt` where the corpus has one, and against extractous's output for every
-//! file.
+//! file (the corpus's `reference/extractous/` when it has one, else what extractous gave in the
+//! same run, read from `--peers`).
 //!
 //! `--peers DIR` reads what `scripts/bench-peers.py` measured in the same run: for each peer,
 //! `DIR/<peer>/timings.tsv` (`folder`, `file`, `median ms`, `status` per line) and its text of
 //! each file at `DIR/<peer>/<folder>/<file>.txt`; the peers' recall is computed here, by the same
-//! code as ours. `--markdown FILE` writes the comparison as `docs/extraction.md`.
+//! code as ours. `--markdown FILE` writes the comparison as `docs/extraction.md`; `--note TEXT`
+//! adds a paragraph under the first table (the script states the machine's load there; `{loadavg}`
+//! in it becomes the load average when the file is written), and
+//! `--append FILE` appends a file's text to it (the script's OCR section).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -44,40 +53,53 @@ const MIN_RUNS: usize = 3;
 const MAX_RUNS: usize = 50;
 
 struct Args {
-    corpus: PathBuf,
+    corpora: Vec<PathBuf>,
     peers: Option<PathBuf>,
     markdown: Option<PathBuf>,
+    notes: Vec<String>,
+    appends: Vec<PathBuf>,
     budget: Duration,
 }
 
 fn usage() -> String {
-    "usage: extract-bench CORPUS [--peers DIR] [--markdown FILE] [--budget-ms N]".into()
+    "usage: extract-bench CORPUS [CORPUS ...] [--peers DIR] [--markdown FILE] [--note TEXT] \
+     [--append FILE] [--budget-ms N]"
+        .into()
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
-    let mut corpus = None;
+    let mut corpora = Vec::new();
     let mut peers = None;
     let mut markdown = None;
+    let mut notes = Vec::new();
+    let mut appends = Vec::new();
     let mut budget = Duration::from_millis(200);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match arg.as_str() {
             "--peers" => peers = Some(PathBuf::from(value("--peers")?)),
             "--markdown" => markdown = Some(PathBuf::from(value("--markdown")?)),
+            "--note" => notes.push(value("--note")?),
+            "--append" => appends.push(PathBuf::from(value("--append")?)),
             "--budget-ms" => {
                 let ms = value("--budget-ms")?;
                 budget = Duration::from_millis(ms.parse().map_err(|_| format!("bad ms: {ms}"))?);
             }
             "-h" | "--help" => return Err(usage()),
             other if other.starts_with('-') => return Err(format!("unknown flag {other}")),
-            other => corpus = Some(PathBuf::from(other)),
+            other => corpora.push(PathBuf::from(other)),
         }
     }
+    if corpora.is_empty() {
+        return Err(usage());
+    }
     Ok(Args {
-        corpus: corpus.ok_or_else(usage)?,
+        corpora,
         peers,
         markdown,
+        notes,
+        appends,
         budget,
     })
 }
@@ -155,16 +177,27 @@ struct Summary {
     bytes: u64,
     times: Vec<f64>,
     failed: usize,
+    failed_files: Vec<String>,
     tika: Vec<f64>,
     extractous: Vec<f64>,
 }
 
 impl Summary {
-    fn add(&mut self, bytes: u64, run: &Run, tika: Option<&str>, extractous: Option<&str>) {
+    fn add(
+        &mut self,
+        name: &str,
+        bytes: u64,
+        run: &Run,
+        tika: Option<&str>,
+        extractous: Option<&str>,
+    ) {
         self.files += 1;
         self.bytes += bytes;
         self.times.push(run.ms);
         self.failed += usize::from(run.failed);
+        if run.failed {
+            self.failed_files.push(name.to_owned());
+        }
         if let Some(expected) = tika {
             self.tika.push(recall(&run.text, expected));
         }
@@ -217,58 +250,122 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
-    let mut folders: Vec<String> = fs::read_dir(&args.corpus)
-        .map_err(|e| format!("{}: {e}", args.corpus.display()))?
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|f| f != "bad" && f != "reference")
-        .collect();
-    folders.sort();
+/// Per format folder, per extractor.
+type Summaries<'a> = BTreeMap<String, BTreeMap<&'a str, Summary>>;
 
+fn run(args: &Args) -> Result<(), String> {
     let mut peers: Vec<(&str, &str, Runs)> = Vec::new();
     if let Some(dir) = &args.peers {
         for &(peer, label) in PEERS {
             peers.push((peer, label, peer_runs(dir, peer)?));
         }
     }
+    let mut tables = Vec::new();
+    let mut seen = Vec::new();
+    for corpus in &args.corpora {
+        let summaries = bench_corpus(corpus, &peers, args.budget)?;
+        if let Some(twice) = summaries.keys().find(|f| seen.contains(*f)) {
+            return Err(format!("format folder {twice} is in two corpora"));
+        }
+        seen.extend(summaries.keys().cloned());
+        tables.push((corpus.clone(), summaries));
+    }
 
-    // summaries[folder][extractor]
-    let mut summaries: BTreeMap<String, BTreeMap<&str, Summary>> = BTreeMap::new();
+    if let Some(out) = &args.markdown {
+        let labels = peers.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>();
+        let mut doc = String::new();
+        for (i, (corpus, summaries)) in tables.iter().enumerate() {
+            if i == 0 {
+                doc.push_str(&markdown(summaries, &labels));
+                let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+                let load: Vec<&str> = load.split_whitespace().take(3).collect();
+                for note in &args.notes {
+                    let note = note.replace("{loadavg}", &load.join(" "));
+                    let _ = write!(doc, "\n{note}\n");
+                }
+            } else {
+                let _ = write!(
+                    doc,
+                    "\n## Formats the shared corpus lacks: the repository's test documents\n\n"
+                );
+                if let Ok(sources) = fs::read_to_string(corpus.join("SOURCES.md")) {
+                    let _ = writeln!(doc, "{}", sources.trim_end());
+                    doc.push('\n');
+                }
+                doc.push_str(&table(summaries, &labels));
+            }
+            doc.push_str(&findings(summaries, &labels));
+        }
+        for path in &args.appends {
+            let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let _ = write!(doc, "\n{}\n", text.trim_end());
+        }
+        fs::write(out, doc).map_err(|e| format!("{}: {e}", out.display()))?;
+        println!("\nwrote {}", out.display());
+    }
+    Ok(())
+}
+
+/// Measures ours over one corpus, adds the peers' runs, prints the summaries.
+fn bench_corpus<'a>(
+    corpus: &Path,
+    peers: &[(&'a str, &str, Runs)],
+    budget: Duration,
+) -> Result<Summaries<'a>, String> {
+    let mut folders: Vec<String> = fs::read_dir(corpus)
+        .map_err(|e| format!("{}: {e}", corpus.display()))?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|f| f != "bad" && f != "reference" && !f.starts_with('.'))
+        .collect();
+    folders.sort();
+    // Without the corpus's own extractous outputs, recall is against extractous in this run.
+    let own_reference = corpus.join("reference/extractous").is_dir();
+    let same_run = peers.iter().find(|p| p.0 == "extractous").map(|p| &p.2);
+
+    let mut summaries: Summaries<'a> = BTreeMap::new();
+    println!("{}:", corpus.display());
     println!(
         "{:<8} {:>5} {:>9} {:>10} {:>9} {:>8} {:>10} {:>12}",
         "format", "files", "KB", "ms/file", "files/s", "MB/s", "R(Tika)", "R(extractous)"
     );
     for folder in &folders {
         let by_extractor = summaries.entry(folder.clone()).or_default();
-        for path in documents_in(&args.corpus.join(folder)) {
+        for path in documents_in(&corpus.join(folder)) {
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let tika = oracle(&path);
-            let extractous = fs::read_to_string(
-                args.corpus
-                    .join(format!("reference/extractous/{folder}/{name}.txt")),
-            )
-            .ok();
+            let key = (folder.clone(), name.clone());
+            let extractous = if own_reference {
+                fs::read_to_string(corpus.join(format!("reference/extractous/{folder}/{name}.txt")))
+                    .ok()
+            } else {
+                same_run
+                    .and_then(|runs| runs.get(&key))
+                    .filter(|r| !r.failed)
+                    .map(|r| r.text.clone())
+            };
             let size = bytes.len() as u64;
-            let run = ours(&bytes, args.budget);
+            let run = ours(&bytes, budget);
             by_extractor.entry("inlet").or_default().add(
+                &name,
                 size,
                 &run,
                 tika.as_deref(),
                 extractous.as_deref(),
             );
-            for (peer, _, runs) in &peers {
-                let Some(run) = runs.get(&(folder.clone(), name.clone())) else {
+            for (peer, _, runs) in peers {
+                let Some(run) = runs.get(&key) else {
                     continue;
                 };
                 // A peer is not measured against its own output.
                 let vs_extractous = extractous.as_deref().filter(|_| *peer != "extractous");
                 by_extractor.entry(peer).or_default().add(
+                    &name,
                     size,
                     run,
                     tika.as_deref(),
@@ -308,17 +405,9 @@ fn run(args: &Args) -> Result<(), String> {
             }
             println!("{line}");
         }
+        println!();
     }
-
-    if let Some(out) = &args.markdown {
-        let doc = markdown(
-            &summaries,
-            &peers.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>(),
-        );
-        fs::write(out, doc).map_err(|e| format!("{}: {e}", out.display()))?;
-        println!("\nwrote {}", out.display());
-    }
-    Ok(())
+    Ok(summaries)
 }
 
 fn cell_speed(s: Option<&Summary>) -> String {
@@ -340,18 +429,18 @@ fn cell_speed(s: Option<&Summary>) -> String {
     }
 }
 
-fn markdown(
-    summaries: &BTreeMap<String, BTreeMap<&str, Summary>>,
-    peers: &[(&str, &str)],
-) -> String {
+fn markdown(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
     let mut doc = String::from(
         "# Extraction: Inlet against its peers\n\n\
          Written by `scripts/bench-extractors` (do not edit by hand): it installs the peers, runs \
-         them and `extract-bench` over `../shared/corpus` in one run on one machine, and writes \
-         this file. One thread, warm, median time per file (each file run until a 200 ms budget \
-         is spent, 3–50 runs). Throughput is files and bytes over the sum of the per-file \
-         medians. Inlet's time includes format detection from the bytes; pdftotext's includes \
-         starting a process (it has no library interface here). A file counts as *failed* when \
+         them and `extract-bench` over `../shared/corpus` and over the repository's own test \
+         documents of the formats the corpus lacks (second table) in one run on one machine, \
+         measures OCR (last section), and writes this file. One thread, warm, median time per \
+         file (each file run until a 200 ms budget is spent, 3–50 runs). Throughput is files and \
+         bytes over the sum of the per-file medians. Inlet's time includes format detection \
+         from the bytes; pdftotext's includes starting a process (it has no library interface \
+         here). Tika's PDF OCR is off (`PdfOcrStrategy.NO_OCR`; Tesseract is installed for the \
+         OCR section), Inlet's and kreuzberg's are as they come. A file counts as *failed* when \
          the extractor reported an error and gave no text.\n\n\
          Recall is the corpus README's token recall (NFKC, lowercase, runs of letters and \
          digits, multiset), computed for every extractor by the same Rust code: **R(Tika)** \
@@ -359,6 +448,23 @@ fn markdown(
          their number is in the first column), **R(ext.)** against extractous's output for \
          every file of the format (extractous is Tika; not shown for itself).\n\n",
     );
+    doc.push_str(&table(summaries, peers));
+    doc
+}
+
+/// The comparison table of one corpus, with the peers that ran on any of its files.
+fn table(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
+    let peers: Vec<(&str, &str)> = peers
+        .iter()
+        .filter(|(peer, _)| {
+            summaries
+                .values()
+                .any(|by| by.get(peer).is_some_and(|s| s.files > 0))
+        })
+        .copied()
+        .collect();
+    let peers = &peers[..];
+    let mut doc = String::new();
     let mut header = String::from("| format (files, oracles) | Inlet | R(Tika) | R(ext.) |");
     let mut rule = String::from("|---|---|---|---|");
     for (_, label) in peers {
@@ -413,6 +519,66 @@ fn markdown(
         );
     }
     doc
+}
+
+/// What the table of one corpus shows against Inlet, in words: the formats where a peer is as fast
+/// or faster, where Inlet's recall against extractous is under 0.95 or under a peer's, and the
+/// files Inlet failed on.
+fn findings(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
+    let mut slower = Vec::new();
+    let mut recall = Vec::new();
+    let mut failed = Vec::new();
+    for (folder, by) in summaries {
+        let Some(inlet) = by.get("inlet").filter(|s| s.files > 0) else {
+            continue;
+        };
+        let ours = mean(&inlet.extractous);
+        let mut better = Vec::new();
+        for (peer, label) in peers {
+            let Some(s) = by.get(peer).filter(|s| s.files > 0) else {
+                continue;
+            };
+            if s.total_s() <= inlet.total_s() {
+                slower.push(format!(
+                    "{folder}: {label} {}",
+                    ratio(inlet.total_s() / s.total_s())
+                ));
+            }
+            if let (Some(o), Some(p)) = (ours, mean(&s.extractous))
+                && p > o + 0.005
+            {
+                better.push(format!("{label} {p:.3}"));
+            }
+        }
+        if let Some(o) = ours
+            && (o < 0.95 || !better.is_empty())
+        {
+            let peers = if better.is_empty() {
+                String::new()
+            } else {
+                format!(" (higher: {})", better.join(", "))
+            };
+            recall.push(format!("{folder} {o:.3}{peers}"));
+        }
+        if !inlet.failed_files.is_empty() {
+            failed.push(format!("{folder}: {}", inlet.failed_files.join(", ")));
+        }
+    }
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.join("; ")
+        }
+    };
+    format!(
+        "\nIn this table (generated from the numbers above): a peer as fast as Inlet or faster \
+         (total of per-file medians): {}. Inlet's R(ext.) under 0.95 or under a peer's: {}. \
+         Files Inlet failed on: {}.\n",
+        list(&slower),
+        list(&recall),
+        list(&failed)
+    )
 }
 
 /// `peer time / our time` in words.
