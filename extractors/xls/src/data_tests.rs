@@ -104,7 +104,7 @@ fn zero_in_a_time_format_is_midnight_and_in_a_date_format_a_date() {
         "hh\"h\"",
         "[h]:mm:ss",
     ] {
-        assert!(crate::time_only(code), "{code}");
+        assert!(inlet_extract_support::cells::time_only(code), "{code}");
     }
     for code in [
         "dd/mm/yy",
@@ -115,7 +115,7 @@ fn zero_in_a_time_format_is_midnight_and_in_a_date_format_a_date() {
         "0.00\"s\"",
         "#,##0",
     ] {
-        assert!(!crate::time_only(code), "{code}");
+        assert!(!inlet_extract_support::cells::time_only(code), "{code}");
     }
 }
 

@@ -16,7 +16,7 @@ use std::{
 use calamine::{Data, Reader as _, SheetType, Xls, XlsError, XlsOptions};
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 use inlet_extract_support::{
-    cells::{NumberFormat, write_data},
+    cells::{NumberFormat, time_only, write_data},
     ole::{Summary, read_stream},
 };
 
@@ -170,24 +170,6 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         sink.line_break()?;
     }
     Ok(())
-}
-
-/// Whether a number format code shows a time of day and no date: hours or seconds, and no day
-/// or year (quoted text, `[…]` colours and conditions, and escaped characters left out).
-fn time_only(code: &str) -> bool {
-    let mut parts = String::new();
-    let mut chars = code.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => chars.by_ref().take_while(|&c| c != '"').for_each(drop),
-            '[' => chars.by_ref().take_while(|&c| c != ']').for_each(drop),
-            '\\' | '_' | '*' => {
-                chars.next();
-            }
-            c => parts.push(c.to_ascii_lowercase()),
-        }
-    }
-    (parts.contains('h') || parts.contains('s')) && !parts.contains('d') && !parts.contains('y')
 }
 
 fn calamine_error(e: XlsError) -> ExtractError {

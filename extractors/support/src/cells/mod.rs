@@ -7,7 +7,7 @@
 
 mod numfmt;
 
-pub use numfmt::NumberFormat;
+pub use numfmt::{NumberFormat, time_only};
 
 use calamine::{CellErrorType, Data, DataRef, ExcelDateTime};
 use inlet_core::extract::{ExtractError, TextSink};

@@ -3,6 +3,24 @@
 //! section for negative numbers (`#,##0;(#,##0)`). Anything else (scientific, fractions, text
 //! and date formats, conditions) is left to the general format.
 
+/// Whether a number format code shows a time of day and no date: hours or seconds, and no day
+/// or year (quoted text, `[…]` colours and conditions, and escaped characters left out).
+pub fn time_only(code: &str) -> bool {
+    let mut parts = String::new();
+    let mut chars = code.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => chars.by_ref().take_while(|&c| c != '"').for_each(drop),
+            '[' => chars.by_ref().take_while(|&c| c != ']').for_each(drop),
+            '\\' | '_' | '*' => {
+                chars.next();
+            }
+            c => parts.push(c.to_ascii_lowercase()),
+        }
+    }
+    (parts.contains('h') || parts.contains('s')) && !parts.contains('d') && !parts.contains('y')
+}
+
 /// A parsed number format section.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Section {
