@@ -3,8 +3,10 @@
 //! `inlet_extract_support::cells`, shared with the `xls` extractor: numbers in their cell's number
 //! format when it is a common one (decimals, thousands separators, percentages, currency,
 //! parentheses for negatives), else without a trailing `.0`; dates as ISO 8601 (`2023-06-30`,
-//! with the time when there is one), durations as `[h]:mm:ss`, booleans as `TRUE`/`FALSE`, errors
-//! as Excel shows them (`#DIV/0!`).
+//! with the time when there is one), a zero in a time-of-day format as midnight (`00:00:00`),
+//! durations as `[h]:mm:ss`, booleans as `TRUE`/`FALSE`, errors as Excel shows them (`#DIV/0!`).
+//! The number format code of a cell comes from its style (`xl/styles.xml`, built-in ids resolved
+//! by `calamine`).
 //!
 //! `calamine` inflates the parts it reads without a limit of ours, but through the same `zip`
 //! crate, which fails any read past an entry's declared uncompressed size. So the declared sizes
@@ -16,7 +18,7 @@ use std::{collections::HashMap, io::Cursor};
 use calamine::{DataRef, Reader as _, Xlsx, XlsxError};
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 use inlet_extract_support::{
-    cells::{NumberFormat, write_data_ref},
+    cells::{CellFormat, write_data_ref},
     package::{Damage, Package},
 };
 
@@ -70,7 +72,7 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         sink.line_break()?;
         let mut row = None;
         let mut col = 0;
-        let mut formats: HashMap<usize, Option<NumberFormat>> = HashMap::new();
+        let mut formats: HashMap<usize, CellFormat> = HashMap::new();
         while let Some((cell, style)) = reader.next_cell_with_style_id().map_err(calamine_error)? {
             cells = cells.wrapping_add(1);
             if cells.is_multiple_of(DEADLINE_EVERY_CELLS) {
@@ -89,21 +91,20 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             }
             row = Some(r);
             col = c;
-            let numeric = matches!(value, DataRef::Float(_) | DataRef::Int(_));
-            let format = if numeric {
-                formats
-                    .entry(style)
-                    .or_insert_with(|| {
-                        reader
-                            .styles()
-                            .get(style)
-                            .and_then(|s| s.number_format.as_ref())
-                            .and_then(|f| NumberFormat::parse(&f.format_code))
-                    })
-                    .as_ref()
-            } else {
-                None
-            };
+            let formatted = matches!(
+                value,
+                DataRef::Float(_) | DataRef::Int(_) | DataRef::DateTime(_)
+            );
+            let format = formatted.then(|| {
+                &*formats.entry(style).or_insert_with(|| {
+                    reader
+                        .styles()
+                        .get(style)
+                        .and_then(|s| s.number_format.as_ref())
+                        .map(|f| CellFormat::parse(&f.format_code))
+                        .unwrap_or_default()
+                })
+            });
             write_data_ref(value, format, sink)?;
         }
         sink.line_break()?;

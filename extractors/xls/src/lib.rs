@@ -16,7 +16,7 @@ use std::{
 use calamine::{Data, Reader as _, SheetType, Xls, XlsError, XlsOptions};
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 use inlet_extract_support::{
-    cells::{NumberFormat, time_only, write_data},
+    cells::{CellFormat, write_data},
     ole::{Summary, read_stream},
 };
 
@@ -114,7 +114,7 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             .count();
         m.pages = u32::try_from(sheets).ok();
     }
-    let mut formats: HashMap<u16, Option<NumberFormat>> = HashMap::new();
+    let mut formats: HashMap<u16, CellFormat> = HashMap::new();
     let mut cells = 0u32;
     for (sheet, name) in xls.sheet_names().into_iter().enumerate() {
         sink.line_break()?;
@@ -143,26 +143,11 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             col = c;
             let (sheet_row, sheet_col) = (top + r as u32, left + c as u32);
             let format = match value {
-                Data::Float(_) | Data::Int(_) => book
+                Data::Float(_) | Data::Int(_) | Data::DateTime(_) => book
                     .format_code(sheet, sheet_row, sheet_col)
-                    .and_then(|(id, code)| {
-                        formats
-                            .entry(id)
-                            .or_insert_with(|| NumberFormat::parse(code))
-                            .as_ref()
+                    .map(|(id, code)| {
+                        &*formats.entry(id).or_insert_with(|| CellFormat::parse(code))
                     }),
-                // Zero in a time-of-day format is midnight as Excel shows it (`0:00:00`), not
-                // the date 1899-12-31 that serial 0 is in a date format.
-                Data::DateTime(d)
-                    if d.as_f64() == 0.0
-                        && !d.is_duration()
-                        && book
-                            .format_code(sheet, sheet_row, sheet_col)
-                            .is_some_and(|(_, code)| time_only(code)) =>
-                {
-                    sink.push("00:00:00")?;
-                    continue;
-                }
                 _ => None,
             };
             write_data(value, format, sink)?;

@@ -2,8 +2,10 @@
 //! `inlet-extract-office`, `xls` in `inlet-extract-xls`) so that a value reads the same whichever
 //! format held it: numbers in their cell's number format when it is a common one ([`NumberFormat`]),
 //! else without a trailing `.0`; dates as ISO 8601 (`2023-06-30`, with the time when there is
-//! one), durations as `[h]:mm:ss`, booleans as `TRUE`/`FALSE`, errors as Excel shows them
-//! (`#DIV/0!`). Behind the `cells` feature (it needs `calamine`'s cell types).
+//! one), a zero in a time-of-day format as midnight (`00:00:00`), durations as `[h]:mm:ss`,
+//! booleans as `TRUE`/`FALSE`, errors as Excel shows them (`#DIV/0!`). Each extractor reads its
+//! cells' format codes from its own format and hands them over as a [`CellFormat`]. Behind the
+//! `cells` feature (it needs `calamine`'s cell types).
 
 mod numfmt;
 
@@ -54,19 +56,38 @@ impl<'a> From<&'a Data> for Value<'a> {
     }
 }
 
-/// Writes a cell value read by a streaming reader (xlsx), numbers in `format` when given.
+/// What a cell's number format code changes in how its value is written.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CellFormat {
+    /// The number format, when it is one we render.
+    number: Option<NumberFormat>,
+    /// The code shows a time of day and no date ([`time_only`]).
+    time_only: bool,
+}
+
+impl CellFormat {
+    /// Reads a number format code (`General`, `#,##0.00`, `h:mm:ss`, …).
+    pub fn parse(code: &str) -> Self {
+        Self {
+            number: NumberFormat::parse(code),
+            time_only: time_only(code),
+        }
+    }
+}
+
+/// Writes a cell value read by a streaming reader (xlsx), in its cell's `format` when given.
 pub fn write_data_ref(
     value: &DataRef<'_>,
-    format: Option<&NumberFormat>,
+    format: Option<&CellFormat>,
     sink: &mut TextSink,
 ) -> Result<(), ExtractError> {
     write(Value::from(value), format, sink)
 }
 
-/// Writes a cell value of a loaded range (xls), numbers in `format` when given.
+/// Writes a cell value of a loaded range (xls), in its cell's `format` when given.
 pub fn write_data(
     value: &Data,
-    format: Option<&NumberFormat>,
+    format: Option<&CellFormat>,
     sink: &mut TextSink,
 ) -> Result<(), ExtractError> {
     write(Value::from(value), format, sink)
@@ -74,12 +95,19 @@ pub fn write_data(
 
 fn write(
     value: Value<'_>,
-    format: Option<&NumberFormat>,
+    format: Option<&CellFormat>,
     sink: &mut TextSink,
 ) -> Result<(), ExtractError> {
-    match (value, format) {
-        (Value::Int(i), Some(format)) => sink.push(&format.format(i as f64)),
-        (Value::Float(f), Some(format)) => sink.push(&format.format(f)),
+    let shown = format.and_then(|f| f.number.as_ref());
+    let time_only = format.is_some_and(|f| f.time_only);
+    match (value, shown) {
+        (Value::Int(i), Some(shown)) => sink.push(&shown.format(i as f64)),
+        (Value::Float(f), Some(shown)) => sink.push(&shown.format(f)),
+        // Zero in a time-of-day format is midnight as Excel shows it (`0:00:00`), not the date
+        // 1899-12-31 that serial 0 is in a date format.
+        (Value::DateTime(d), _) if time_only && d.as_f64() == 0.0 && !d.is_duration() => {
+            sink.push("00:00:00")
+        }
         (Value::Empty, _) => Ok(()),
         (Value::Text(s), _) => sink.push(s),
         (Value::Int(i), None) => sink.push(&i.to_string()),
@@ -169,7 +197,7 @@ mod tests {
     use inlet_core::extract::Limits;
 
     fn written(value: &Data, format: Option<&str>) -> String {
-        let format = format.and_then(NumberFormat::parse);
+        let format = format.map(CellFormat::parse);
         let mut sink = TextSink::new(&Limits::default());
         write_data(value, format.as_ref(), &mut sink).unwrap();
         sink.into_text()
@@ -202,14 +230,27 @@ mod tests {
         let shared = DataRef::SharedString("shared");
         let mut sink = TextSink::new(&Limits::default());
         write_data_ref(&shared, None, &mut sink).unwrap();
-        write_data_ref(
-            &DataRef::Int(7),
-            NumberFormat::parse("0.0").as_ref(),
-            &mut sink,
-        )
-        .unwrap();
+        write_data_ref(&DataRef::Int(7), Some(&CellFormat::parse("0.0")), &mut sink).unwrap();
         assert_eq!(sink.as_str(), "shared7.0");
         assert_eq!(builtin_format_code(3), Some("#,##0"));
         assert_eq!(builtin_format_code(164), None);
+    }
+
+    #[test]
+    fn zero_in_a_time_of_day_format_is_midnight() {
+        let zero = |kind| Data::DateTime(ExcelDateTime::new(0.0, kind, false));
+        let date = ExcelDateTimeType::DateTime;
+        assert_eq!(written(&zero(date), Some("h:mm:ss")), "00:00:00");
+        assert_eq!(written(&zero(date), Some("H:MM:SS;@")), "00:00:00");
+        assert_eq!(written(&zero(date), Some("[$-409]h:mm AM/PM")), "00:00:00");
+        // Serial 0 with a date in the format, or without a format, stays the date Excel shows.
+        assert_eq!(written(&zero(date), Some("DD/MM/YY")), "1899-12-31");
+        assert_eq!(written(&zero(date), Some("m/d/yy h:mm")), "1899-12-31");
+        assert_eq!(written(&zero(date), None), "1899-12-31");
+        // A zero duration is a duration; other times of day are unchanged.
+        let span = zero(ExcelDateTimeType::TimeDelta);
+        assert_eq!(written(&span, Some("[h]:mm:ss")), "0:00:00");
+        let evening = Data::DateTime(ExcelDateTime::new(0.75, date, false));
+        assert_eq!(written(&evening, Some("h:mm:ss")), "18:00:00");
     }
 }
