@@ -5,7 +5,8 @@
 //! cargo run --release -p inlet-extractors --example extract-bench -- ../shared/corpus \
 //!     --peers target/peer-bench --markdown docs/extraction.md
 //! cargo run --release -p inlet-extractors --example extract-bench -- ../shared/corpus \
-//!     target/peer-bench/testdata-corpus --peers target/peer-bench --markdown docs/extraction.md
+//!     target/peer-bench/testdata-corpus --peers target/peer-bench --no-ocr pdf,eml,msg,zip,tar \
+//!     --markdown docs/extraction.md
 //! ```
 //!
 //! Several corpora may be given (each laid out as the shared corpus: one folder per format; a
@@ -28,6 +29,13 @@
 //! adds a paragraph under the first table (the script states the machine's load there; `{loadavg}`
 //! in it becomes the load average when the file is written), and
 //! `--append FILE` appends a file's text to it (the script's OCR section).
+//!
+//! `--no-ocr FORMATS` (format folders, comma-separated, or `all`) also runs Inlet with OCR off on
+//! those folders' files, measured the same way: [`inlet_extractors::extract_without_ocr`], the
+//! registry without the OCR extractors, so that pictures attached to e-mails or stored in
+//! archives and image-only PDF pages are skipped as the peers skip them by default. It is
+//! reported as *Inlet, OCR off* beside Inlet as the server runs it (with OCR when Tesseract is
+//! installed), so the non-OCR extractors can be compared with the peers like for like.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -40,6 +48,7 @@ use std::{
 
 use inlet_core::extract::Limits;
 use inlet_extract_testkit::{documents_in, oracle, recall};
+use inlet_extractors::Outcome;
 
 /// Peers, in table order, with the label the table gives them.
 const PEERS: &[(&str, &str)] = &[
@@ -47,6 +56,11 @@ const PEERS: &[(&str, &str)] = &[
     ("extractous", "Tika (extractous)"),
     ("pdftotext", "pdftotext"),
 ];
+
+/// Inlet as the server runs it, and with OCR off (`--no-ocr`): summary keys and labels.
+const INLET: &str = "inlet";
+const INLET_NO_OCR: &str = "inlet, OCR off";
+const INLET_NO_OCR_LABEL: &str = "Inlet, OCR off";
 
 /// Runs per file at least and at most.
 const MIN_RUNS: usize = 3;
@@ -59,11 +73,19 @@ struct Args {
     notes: Vec<String>,
     appends: Vec<PathBuf>,
     budget: Duration,
+    /// Format folders where Inlet also runs with OCR off (`all` for every folder).
+    no_ocr: Vec<String>,
+}
+
+impl Args {
+    fn no_ocr_in(&self, folder: &str) -> bool {
+        self.no_ocr.iter().any(|f| f == "all" || f == folder)
+    }
 }
 
 fn usage() -> String {
     "usage: extract-bench CORPUS [CORPUS ...] [--peers DIR] [--markdown FILE] [--note TEXT] \
-     [--append FILE] [--budget-ms N]"
+     [--append FILE] [--budget-ms N] [--no-ocr FORMAT,FORMAT,...|all]"
         .into()
 }
 
@@ -75,6 +97,7 @@ fn parse_args() -> Result<Args, String> {
     let mut notes = Vec::new();
     let mut appends = Vec::new();
     let mut budget = Duration::from_millis(200);
+    let mut no_ocr = Vec::new();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match arg.as_str() {
@@ -86,6 +109,13 @@ fn parse_args() -> Result<Args, String> {
                 let ms = value("--budget-ms")?;
                 budget = Duration::from_millis(ms.parse().map_err(|_| format!("bad ms: {ms}"))?);
             }
+            "--no-ocr" => no_ocr.extend(
+                value("--no-ocr")?
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_owned),
+            ),
             "-h" | "--help" => return Err(usage()),
             other if other.starts_with('-') => return Err(format!("unknown flag {other}")),
             other => corpora.push(PathBuf::from(other)),
@@ -101,6 +131,7 @@ fn parse_args() -> Result<Args, String> {
         notes,
         appends,
         budget,
+        no_ocr,
     })
 }
 
@@ -125,14 +156,12 @@ fn median_ms(budget: Duration, mut f: impl FnMut()) -> f64 {
     times[times.len() / 2]
 }
 
-fn ours(bytes: &[u8], budget: Duration) -> Run {
+/// Runs `extract` ([`inlet_extractors::extract`] or its OCR-off twin) on one document.
+fn ours(bytes: &[u8], budget: Duration, extract: fn(&[u8], &Limits) -> Outcome) -> Run {
     let limits = Limits::default();
-    let outcome = inlet_extractors::extract(bytes, &limits);
+    let outcome = extract(bytes, &limits);
     let ms = median_ms(budget, || {
-        std::hint::black_box(inlet_extractors::extract(
-            std::hint::black_box(bytes),
-            &limits,
-        ));
+        std::hint::black_box(extract(std::hint::black_box(bytes), &limits));
     });
     Run {
         ms,
@@ -263,7 +292,7 @@ fn run(args: &Args) -> Result<(), String> {
     let mut tables = Vec::new();
     let mut seen = Vec::new();
     for corpus in &args.corpora {
-        let summaries = bench_corpus(corpus, &peers, args.budget)?;
+        let summaries = bench_corpus(corpus, &peers, args)?;
         if let Some(twice) = summaries.keys().find(|f| seen.contains(*f)) {
             return Err(format!("format folder {twice} is in two corpora"));
         }
@@ -310,8 +339,9 @@ fn run(args: &Args) -> Result<(), String> {
 fn bench_corpus<'a>(
     corpus: &Path,
     peers: &[(&'a str, &str, Runs)],
-    budget: Duration,
+    args: &Args,
 ) -> Result<Summaries<'a>, String> {
+    let budget = args.budget;
     let mut folders: Vec<String> = fs::read_dir(corpus)
         .map_err(|e| format!("{}: {e}", corpus.display()))?
         .filter_map(Result::ok)
@@ -350,14 +380,24 @@ fn bench_corpus<'a>(
                     .map(|r| r.text.clone())
             };
             let size = bytes.len() as u64;
-            let run = ours(&bytes, budget);
-            by_extractor.entry("inlet").or_default().add(
+            let run = ours(&bytes, budget, inlet_extractors::extract);
+            by_extractor.entry(INLET).or_default().add(
                 &name,
                 size,
                 &run,
                 tika.as_deref(),
                 extractous.as_deref(),
             );
+            if args.no_ocr_in(folder) {
+                let run = ours(&bytes, budget, inlet_extractors::extract_without_ocr);
+                by_extractor.entry(INLET_NO_OCR).or_default().add(
+                    &name,
+                    size,
+                    &run,
+                    tika.as_deref(),
+                    extractous.as_deref(),
+                );
+            }
             for (peer, _, runs) in peers {
                 let Some(run) = runs.get(&key) else {
                     continue;
@@ -373,18 +413,20 @@ fn bench_corpus<'a>(
                 );
             }
         }
-        if let Some(s) = by_extractor.get("inlet") {
-            println!(
-                "{:<8} {:>5} {:>9.0} {:>10.3} {:>9.0} {:>8.1} {:>10} {:>12}",
-                folder,
-                s.files,
-                s.bytes as f64 / 1024.0,
-                s.median_ms(),
-                s.files_per_s(),
-                s.mb_per_s(),
-                format!("{} ({})", fmt_recall(&s.tika), s.tika.len()),
-                fmt_recall(&s.extractous),
-            );
+        for (key, label) in [(INLET, folder.as_str()), (INLET_NO_OCR, "  no OCR")] {
+            if let Some(s) = by_extractor.get(key) {
+                println!(
+                    "{:<8} {:>5} {:>9.0} {:>10.3} {:>9.0} {:>8.1} {:>10} {:>12}",
+                    label,
+                    s.files,
+                    s.bytes as f64 / 1024.0,
+                    s.median_ms(),
+                    s.files_per_s(),
+                    s.mb_per_s(),
+                    format!("{} ({})", fmt_recall(&s.tika), s.tika.len()),
+                    fmt_recall(&s.extractous),
+                );
+            }
         }
     }
 
@@ -393,7 +435,8 @@ fn bench_corpus<'a>(
         println!("median ms per file (recall against Tika's oracles), same run:");
         for (folder, by) in &summaries {
             let mut line = format!("{folder:<8}");
-            for name in std::iter::once("inlet").chain(peers.iter().map(|p| p.0)) {
+            let names = [INLET, INLET_NO_OCR].into_iter();
+            for name in names.chain(peers.iter().map(|p| p.0)) {
                 if let Some(s) = by.get(name).filter(|s| s.files > 0) {
                     let _ = write!(
                         line,
@@ -440,8 +483,15 @@ fn markdown(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
          bytes over the sum of the per-file medians. Inlet's time includes format detection \
          from the bytes; pdftotext's includes starting a process (it has no library interface \
          here). Tika's PDF OCR is off (`PdfOcrStrategy.NO_OCR`; Tesseract is installed for the \
-         OCR section), Inlet's and kreuzberg's are as they come. A file counts as *failed* when \
-         the extractor reported an error and gave no text.\n\n\
+         OCR section), Inlet's and kreuzberg's are as they come: with Tesseract installed, the \
+         **Inlet** column OCRs image-only PDF pages, pictures attached to e-mails and images in \
+         archives, as the server does. **Inlet, OCR off** is the same extraction with the OCR \
+         extractors left out of the registry (`inlet_extractors::extract_without_ocr`, \
+         `extract-bench --no-ocr`), so those pictures and pages are skipped as the peers skip \
+         them by default: the like-for-like comparison of the non-OCR extractors. The script \
+         measures it on pdf, eml, msg, zip and tar, the formats whose files can hold an image \
+         that Inlet reads by OCR (— elsewhere, where it changes nothing). A file counts as \
+         *failed* when the extractor reported an error and gave no text.\n\n\
          Recall is the corpus README's token recall (NFKC, lowercase, runs of letters and \
          digits, multiset), computed for every extractor by the same Rust code: **R(Tika)** \
          against Apache Tika's published `.expected.txt` (mean over the files that have one; \
@@ -452,7 +502,15 @@ fn markdown(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
     doc
 }
 
-/// The comparison table of one corpus, with the peers that ran on any of its files.
+/// Whether Inlet ran with OCR off (`--no-ocr`) on any format of one corpus.
+fn has_no_ocr(summaries: &Summaries<'_>) -> bool {
+    summaries
+        .values()
+        .any(|by| by.get(INLET_NO_OCR).is_some_and(|s| s.files > 0))
+}
+
+/// The comparison table of one corpus, with the peers that ran on any of its files, and Inlet
+/// with OCR off where it ran so.
 fn table(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
     let peers: Vec<(&str, &str)> = peers
         .iter()
@@ -464,57 +522,79 @@ fn table(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
         .copied()
         .collect();
     let peers = &peers[..];
+    let no_ocr = has_no_ocr(summaries);
+    let kreuzberg = peers.iter().any(|p| p.0 == "kreuzberg");
     let mut doc = String::new();
     let mut header = String::from("| format (files, oracles) | Inlet | R(Tika) | R(ext.) |");
     let mut rule = String::from("|---|---|---|---|");
+    if no_ocr {
+        let _ = write!(header, " {INLET_NO_OCR_LABEL} | R(Tika) | R(ext.) |");
+        rule.push_str("---|---|---|");
+    }
     for (_, label) in peers {
         let _ = write!(header, " {label} | R(Tika) | R(ext.) |");
         rule.push_str("---|---|---|");
     }
-    if peers.iter().any(|p| p.0 == "kreuzberg") {
+    if kreuzberg {
         header.push_str(" Inlet vs kreuzberg |");
         rule.push_str("---|");
+        if no_ocr {
+            let _ = write!(header, " {INLET_NO_OCR_LABEL} vs kreuzberg |");
+            rule.push_str("---|");
+        }
     }
     let _ = writeln!(doc, "{header}\n{rule}");
+    let speed_and_recall = |s: Option<&Summary>| {
+        format!(
+            " {} | {} | {} |",
+            cell_speed(s),
+            s.map_or("—".into(), |s| fmt_recall(&s.tika)),
+            s.map_or("—".into(), |s| fmt_recall(&s.extractous)),
+        )
+    };
     for (folder, by) in summaries {
-        let Some(inlet) = by.get("inlet") else {
+        let Some(inlet) = by.get(INLET) else {
             continue;
         };
-        let mut row = format!(
-            "| {folder} ({}, {}) | {} | {} | {} |",
-            inlet.files,
-            inlet.tika.len(),
-            cell_speed(Some(inlet)),
-            fmt_recall(&inlet.tika),
-            fmt_recall(&inlet.extractous)
-        );
-        for (peer, _) in peers {
-            let s = by.get(peer).filter(|s| s.files > 0);
-            let _ = write!(
-                row,
-                " {} | {} | {} |",
-                cell_speed(s),
-                s.map_or("—".into(), |s| fmt_recall(&s.tika)),
-                s.map_or("—".into(), |s| fmt_recall(&s.extractous)),
-            );
+        let off = by.get(INLET_NO_OCR).filter(|s| s.files > 0);
+        let mut row = format!("| {folder} ({}, {}) |", inlet.files, inlet.tika.len());
+        row.push_str(&speed_and_recall(Some(inlet)));
+        if no_ocr {
+            row.push_str(&speed_and_recall(off));
         }
-        if peers.iter().any(|p| p.0 == "kreuzberg") {
-            let ratio = by
-                .get("kreuzberg")
-                .filter(|s| s.files > 0)
-                .map_or("—".into(), |k| ratio(k.total_s() / inlet.total_s()));
-            let _ = write!(row, " {ratio} |");
+        for (peer, _) in peers {
+            row.push_str(&speed_and_recall(by.get(peer).filter(|s| s.files > 0)));
+        }
+        if kreuzberg {
+            let k = by.get("kreuzberg").filter(|s| s.files > 0);
+            let versus = |ours: Option<&Summary>| match (k, ours) {
+                (Some(k), Some(ours)) => ratio(k.total_s() / ours.total_s()),
+                _ => "—".into(),
+            };
+            let _ = write!(row, " {} |", versus(Some(inlet)));
+            if no_ocr {
+                let _ = write!(row, " {} |", versus(off));
+            }
         }
         let _ = writeln!(doc, "{row}");
     }
     let pdf = summaries.get("pdf");
     if let (Some(inlet), Some(poppler)) = (
-        pdf.and_then(|b| b.get("inlet")),
+        pdf.and_then(|b| b.get(INLET)),
         pdf.and_then(|b| b.get("pdftotext")).filter(|s| s.files > 0),
     ) {
+        let off = pdf
+            .and_then(|b| b.get(INLET_NO_OCR))
+            .filter(|s| s.files > 0)
+            .map_or(String::new(), |off| {
+                format!(
+                    "; with OCR off: {}",
+                    ratio(poppler.total_s() / off.total_s())
+                )
+            });
         let _ = writeln!(
             doc,
-            "\nPDF, Inlet against pdftotext (total of per-file medians): {}.",
+            "\nPDF, Inlet against pdftotext (total of per-file medians): {}{off}.",
             ratio(poppler.total_s() / inlet.total_s())
         );
     }
@@ -522,16 +602,19 @@ fn table(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
 }
 
 /// What the table of one corpus shows against Inlet, in words: the formats where a peer is as fast
-/// or faster, where Inlet's recall against extractous is under 0.95 or under a peer's, and the
-/// files Inlet failed on.
+/// or faster (than Inlet as the server runs it, and than Inlet with OCR off where it ran so), where
+/// Inlet's recall against extractous is under 0.95 or under a peer's, and the files Inlet failed
+/// on.
 fn findings(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
     let mut slower = Vec::new();
+    let mut slower_off = Vec::new();
     let mut recall = Vec::new();
     let mut failed = Vec::new();
     for (folder, by) in summaries {
-        let Some(inlet) = by.get("inlet").filter(|s| s.files > 0) else {
+        let Some(inlet) = by.get(INLET).filter(|s| s.files > 0) else {
             continue;
         };
+        let off = by.get(INLET_NO_OCR).filter(|s| s.files > 0);
         let ours = mean(&inlet.extractous);
         let mut better = Vec::new();
         for (peer, label) in peers {
@@ -542,6 +625,14 @@ fn findings(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
                 slower.push(format!(
                     "{folder}: {label} {}",
                     ratio(inlet.total_s() / s.total_s())
+                ));
+            }
+            if let Some(off) = off
+                && s.total_s() <= off.total_s()
+            {
+                slower_off.push(format!(
+                    "{folder}: {label} {}",
+                    ratio(off.total_s() / s.total_s())
                 ));
             }
             if let (Some(o), Some(p)) = (ours, mean(&s.extractous))
@@ -571,9 +662,23 @@ fn findings(summaries: &Summaries<'_>, peers: &[(&str, &str)]) -> String {
             v.join("; ")
         }
     };
+    let off = if has_no_ocr(summaries) {
+        let folders: Vec<&str> = summaries
+            .iter()
+            .filter(|(_, by)| by.get(INLET_NO_OCR).is_some_and(|s| s.files > 0))
+            .map(|(folder, _)| folder.as_str())
+            .collect();
+        format!(
+            " A peer as fast as {INLET_NO_OCR_LABEL} or faster (measured on {}): {}.",
+            folders.join(", "),
+            list(&slower_off)
+        )
+    } else {
+        String::new()
+    };
     format!(
         "\nIn this table (generated from the numbers above): a peer as fast as Inlet or faster \
-         (total of per-file medians): {}. Inlet's R(ext.) under 0.95 or under a peer's: {}. \
+         (total of per-file medians): {}.{off} Inlet's R(ext.) under 0.95 or under a peer's: {}. \
          Files Inlet failed on: {}.\n",
         list(&slower),
         list(&recall),

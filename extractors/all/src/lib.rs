@@ -25,7 +25,7 @@ use std::{
 };
 
 use inlet_core::extract::{
-    DocumentMetadata, ExtractError, ExtractorInfo, Limits, Probe, Registry, TextSink,
+    DocumentMetadata, ExtractError, ExtractorInfo, Limits, NestedExtract, Probe, Registry, TextSink,
 };
 
 /// Entry names read from a container at most (a ZIP can list millions).
@@ -70,6 +70,20 @@ fn built() -> &'static Built {
         build(
             &inventory::iter::<ExtractorInfo>
                 .into_iter()
+                .collect::<Vec<_>>(),
+        )
+    })
+}
+
+/// The registry without the OCR extractors (the formats of [`ocr::FORMATS`]), for
+/// [`extract_without_ocr`].
+fn built_without_ocr() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        build(
+            &inventory::iter::<ExtractorInfo>
+                .into_iter()
+                .filter(|e| !ocr::FORMATS.contains(&e.id))
                 .collect::<Vec<_>>(),
         )
     })
@@ -192,13 +206,32 @@ impl Outcome {
 /// Runs synchronously; callers run it on a blocking thread. Panics in a sniffer or extractor are
 /// caught and reported as a failure.
 pub fn extract(bytes: &[u8], limits: &Limits) -> Outcome {
+    extract_in(built(), nested, bytes, limits)
+}
+
+/// [`extract`] with OCR left out of the registry, for measuring the other extractors as peers
+/// without OCR run (`extract-bench --no-ocr`); the server always uses [`extract`]. An image is
+/// then an unrecognized format, and one embedded in a file (an e-mail's picture, an archive's,
+/// a PDF page that is only a scan) adds only its heading, as any unrecognized embedded file.
+pub fn extract_without_ocr(bytes: &[u8], limits: &Limits) -> Outcome {
+    extract_in(built_without_ocr(), nested_without_ocr, bytes, limits)
+}
+
+/// Detects and extracts with `built`'s registry, embedded files through `nested` (which uses
+/// the same registry).
+fn extract_in(
+    built: &'static Built,
+    nested: NestedExtract,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Outcome {
     if bytes.is_empty() {
         return Outcome::failed(None, EMPTY);
     }
-    let registry = match try_registry() {
-        Ok(registry) => registry,
-        Err(error) => return Outcome::failed(None, error),
-    };
+    if let Some(error) = &built.error {
+        return Outcome::failed(None, error.clone());
+    }
+    let registry = &built.registry;
     let entries = probe_entries(bytes);
     let probe = Probe {
         bytes,
@@ -211,11 +244,16 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Outcome {
             return Outcome::failed(None, format!("panic while detecting: {}", message(&*panic)));
         }
     };
-    run(info, bytes, limits)
+    run(info, bytes, limits, nested)
 }
 
 /// Runs one extractor on `bytes` under `limits`, catching panics.
-fn run(info: &'static ExtractorInfo, bytes: &[u8], limits: &Limits) -> Outcome {
+fn run(
+    info: &'static ExtractorInfo,
+    bytes: &[u8],
+    limits: &Limits,
+    nested: NestedExtract,
+) -> Outcome {
     let format = Some(info.id);
     let mut sink = TextSink::new(limits).with_nested(nested);
     let result = catch_unwind(AssertUnwindSafe(|| (info.make)().extract(bytes, &mut sink)));
@@ -271,6 +309,15 @@ fn detect_language(text: &str) -> Option<String> {
 /// Extracts an embedded file (an attachment) into its container's sink: the format is detected
 /// from the bytes like a top-level file's; an unrecognized or damaged one adds nothing.
 fn nested(bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    nested_in(registry(), bytes, sink)
+}
+
+/// [`nested`] for [`extract_without_ocr`]: embedded images are not recognized.
+fn nested_without_ocr(bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    nested_in(&built_without_ocr().registry, bytes, sink)
+}
+
+fn nested_in(registry: &Registry, bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     if bytes.is_empty() {
         return Ok(());
     }
@@ -279,7 +326,7 @@ fn nested(bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         bytes,
         entries: &entries,
     };
-    let Ok(Some(info)) = catch_unwind(AssertUnwindSafe(|| registry().detect(&probe))) else {
+    let Ok(Some(info)) = catch_unwind(AssertUnwindSafe(|| registry.detect(&probe))) else {
         return Ok(());
     };
     match catch_unwind(AssertUnwindSafe(|| (info.make)().extract(bytes, sink))) {

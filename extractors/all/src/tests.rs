@@ -62,6 +62,65 @@ fn every_expected_format_is_registered() {
 }
 
 #[test]
+fn the_registry_without_ocr_lacks_exactly_the_ocr_formats() {
+    let ocr_family = FAMILIES
+        .iter()
+        .find(|(family, _)| *family == "inlet-extract-ocr")
+        .map(|(_, formats)| *formats);
+    assert_eq!(ocr_family, Some(ocr::FORMATS));
+    let built = built_without_ocr();
+    assert!(built.error.is_none(), "{:?}", built.error);
+    let all: Vec<&str> = registry().formats().collect();
+    let without: Vec<&str> = built.registry.formats().collect();
+    let left_out: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|f| !without.contains(f))
+        .collect();
+    let mut expected = ocr::FORMATS.to_vec();
+    expected.sort_unstable();
+    assert_eq!(left_out, expected);
+}
+
+#[test]
+fn without_ocr_images_are_unrecognized_and_other_files_read_the_same() {
+    let limits = Limits::default();
+    let image = corpus("bad/image_only.png");
+    assert_eq!(extract(&image, &limits).format, Some("png"));
+    let outcome = extract_without_ocr(&image, &limits);
+    assert_eq!(outcome.format, None);
+    assert_eq!(outcome.failure.as_deref(), Some(UNRECOGNIZED));
+    for path in [
+        "docx/category-level.docx",
+        "pdf/multi_page.pdf",
+        "xlsx/test_01.xlsx",
+    ] {
+        let bytes = corpus(path);
+        assert_eq!(
+            extract_without_ocr(&bytes, &limits),
+            extract(&bytes, &limits),
+            "{path}"
+        );
+    }
+    // An attached picture adds its heading only (with OCR, its text follows when Tesseract is
+    // installed); the rest of the message is read as always.
+    let mail = message_with("whiteboard.png", "image/png", &image);
+    let outcome = extract_without_ocr(&mail, &limits);
+    assert_eq!(outcome.format, Some("eml"));
+    assert_eq!(outcome.failure, None);
+    assert!(
+        outcome.text.contains("See the attachment."),
+        "{}",
+        outcome.text
+    );
+    assert!(
+        outcome.text.trim_end().ends_with("whiteboard.png"),
+        "{}",
+        outcome.text
+    );
+}
+
+#[test]
 fn duplicate_ids_are_an_error() {
     static A: ExtractorInfo = ExtractorInfo {
         id: "dup",
@@ -244,14 +303,14 @@ fn panics_and_hard_failures_discard_the_text() {
         sniff: |_| 1,
         make: || Box::new(Fails(Some(|| ExtractError::Malformed("cut short".into())))),
     };
-    let outcome = run(&PANICS, b"x", &Limits::default());
+    let outcome = run(&PANICS, b"x", &Limits::default(), nested);
     assert_eq!(outcome.format, Some("panics"));
     assert_eq!(outcome.text, "");
     assert_eq!(outcome.failure.as_deref(), Some("panic: boom"));
-    let outcome = run(&LIMIT, b"x", &Limits::default());
+    let outcome = run(&LIMIT, b"x", &Limits::default(), nested);
     assert_eq!(outcome.text, "");
     assert_eq!(outcome.failure.as_deref(), Some("limit exceeded: zip bomb"));
-    let outcome = run(&MALFORMED, b"x", &Limits::default());
+    let outcome = run(&MALFORMED, b"x", &Limits::default(), nested);
     assert_eq!(outcome.text, "partial");
     assert_eq!(
         outcome.failure.as_deref(),

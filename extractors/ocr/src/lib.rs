@@ -20,6 +20,8 @@ pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(120);
 pub const DEFAULT_MAX_PAGES: usize = 50;
 /// The failure reason when the `tesseract` command cannot be run.
 pub const UNAVAILABLE: &str = "OCR is not available";
+/// The format ids this crate registers (each image format, read by OCR).
+pub const FORMATS: &[&str] = &["png", "jpeg", "tiff", "webp", "gif", "bmp", "pnm", "jp2"];
 /// Tesseract's page separator on standard output.
 const PAGE_BREAK: char = '\u{c}';
 
