@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod facets;
 pub mod query;
+pub mod ranked;
 
 use std::{
     collections::{BTreeMap, VecDeque},
@@ -606,12 +607,18 @@ impl SearchIndex for TantivyIndex {
         let (searcher, offset) = self.searcher_for(q.cursor.as_deref())?;
         let lang = analysis::query_language(&q.text);
         let parsed = query::parse(&q.text);
-        let text_query = query::build(&parsed, q.match_all, lang, self.fields.text);
-        let ranked = text_query.is_some();
-        let mut clauses = self.filters(q);
+        let built = query::build(&parsed, q.match_all, lang, self.fields.text);
+        let filters = self.filters(q);
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = filters
+            .iter()
+            .map(|(occur, f)| (*occur, f.box_clone()))
+            .collect();
         clauses.push((
             Occur::Must,
-            text_query.unwrap_or_else(|| Box::new(AllQuery)),
+            built.as_ref().map_or_else(
+                || Box::new(AllQuery) as Box<dyn Query>,
+                |b| b.query.box_clone(),
+            ),
         ));
         let query = BooleanQuery::new(clauses);
 
@@ -621,48 +628,69 @@ impl SearchIndex for TantivyIndex {
             tags: q.facet_tags.clone(),
         };
         let limit = q.limit.max(1) as usize;
-        let top = TopDocs::with_limit(limit).and_offset(offset as usize);
-        let (total, addresses, facet_counts): (usize, Vec<DocAddress>, _) = if ranked {
-            let ranked = top.tweak_score(move |segment: &tantivy::SegmentReader| {
-                let ids = segment
-                    .fast_fields()
-                    .u64("tiebreak")
-                    .ok()
-                    .map(|c| c.first_or_default_col(0));
-                move |doc: tantivy::DocId, score: tantivy::Score| {
-                    (rounded(score), ids.as_ref().map_or(0, |c| c.get_val(doc)))
-                }
-            });
-            let (total, top, facet_counts) = searcher
-                .search(&query, &(Count, ranked, facets))
-                .map_err(backend)?;
-            (
-                total,
-                top.into_iter().map(|(_, a)| a).collect(),
-                facet_counts,
-            )
-        } else {
-            // Newest first; the same instant by record id, as in ranked results.
-            let newest = top.order_by(move |segment: &tantivy::SegmentReader| {
-                let fast = segment.fast_fields();
-                let modified = fast.i64("modified").ok().map(|c| c.first_or_default_col(0));
-                let ids = fast.u64("tiebreak").ok().map(|c| c.first_or_default_col(0));
-                move |doc: tantivy::DocId| {
+        let (total, addresses, facet_counts): (usize, Vec<DocAddress>, _) =
+            if let Some(built) = &built {
+                let filter_queries: Vec<Box<dyn Query>> =
+                    filters.iter().map(|(_, f)| f.box_clone()).collect();
+                let top =
+                    ranked::Ranked::new(limit, offset as usize, built, &filter_queries, &searcher)
+                        .map_err(backend)?;
+                if top.prunes() {
+                    // Every match counted (no scores), then the page found through the words'
+                    // OR, pruned (see `ranked`).
+                    let (total, facet_counts) = if q.facet_tags.is_empty() {
+                        // Alone, `Count` walks the matches without a collector call for each.
+                        let total = searcher.search(&query, &Count).map_err(backend)?;
+                        (total, BTreeMap::new())
+                    } else {
+                        searcher.search(&query, &(Count, facets)).map_err(backend)?
+                    };
+                    let mut top = top;
+                    let top = if top.worth_pruning(total) {
+                        searcher.search(&built.any_word(), &top)
+                    } else {
+                        searcher.search(&query, &top)
+                    }
+                    .map_err(backend)?;
                     (
-                        modified.as_ref().map_or(0, |c| c.get_val(doc)),
-                        ids.as_ref().map_or(0, |c| c.get_val(doc)),
+                        total,
+                        top.into_iter().map(|(_, a)| a).collect(),
+                        facet_counts,
+                    )
+                } else {
+                    // One pass over every match: counted, faceted and ranked.
+                    let (total, top, facet_counts) = searcher
+                        .search(&query, &(Count, top, facets))
+                        .map_err(backend)?;
+                    (
+                        total,
+                        top.into_iter().map(|(_, a)| a).collect(),
+                        facet_counts,
                     )
                 }
-            });
-            let (total, top, facet_counts) = searcher
-                .search(&query, &(Count, newest, facets))
-                .map_err(backend)?;
-            (
-                total,
-                top.into_iter().map(|(_, a)| a).collect(),
-                facet_counts,
-            )
-        };
+            } else {
+                // Newest first; the same instant by record id, as in ranked results.
+                let top = TopDocs::with_limit(limit).and_offset(offset as usize);
+                let newest = top.order_by(move |segment: &tantivy::SegmentReader| {
+                    let fast = segment.fast_fields();
+                    let modified = fast.i64("modified").ok().map(|c| c.first_or_default_col(0));
+                    let ids = fast.u64("tiebreak").ok().map(|c| c.first_or_default_col(0));
+                    move |doc: tantivy::DocId| {
+                        (
+                            modified.as_ref().map_or(0, |c| c.get_val(doc)),
+                            ids.as_ref().map_or(0, |c| c.get_val(doc)),
+                        )
+                    }
+                });
+                let (total, top, facet_counts) = searcher
+                    .search(&query, &(Count, newest, facets))
+                    .map_err(backend)?;
+                (
+                    total,
+                    top.into_iter().map(|(_, a)| a).collect(),
+                    facet_counts,
+                )
+            };
 
         let mut snippets = Snippets {
             words: parsed

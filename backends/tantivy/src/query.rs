@@ -21,8 +21,8 @@ pub const MAX_TERMS: usize = 32;
 pub const TITLE_BOOST: f32 = 1.5;
 /// Weight of the exact (unstemmed) form against the stemmed one.
 const EXACT_BOOST: f32 = 0.3;
-/// Bonus of a record holding every word.
-const ALL_WORDS_BOOST: f32 = 4.0;
+/// Bonus of a record holding every word: this many times its score more.
+pub const ALL_WORDS_BOOST: f32 = 4.0;
 /// Bonus of a record holding the whole query as a phrase.
 const PHRASE_BOOST: f32 = 4.0;
 /// Longest query (in words) whose whole text earns the phrase bonus.
@@ -126,14 +126,51 @@ pub struct Fields {
     pub body_stem: Field,
 }
 
-/// Builds the text part of a query (filters are added by the caller). `None` for an empty
-/// query, which browses.
-pub fn build(
-    parsed: &Parsed,
-    match_all: bool,
-    lang: Language,
-    f: Fields,
-) -> Option<Box<dyn Query>> {
+/// The text part of a query, in the pieces [`crate::ranked::Ranked`] needs to rank it without
+/// reading more than the page needs.
+pub struct Built {
+    /// Every match (filters are added by the caller): with `match=any` a record holding one of
+    /// the words and none of the excluded ones, with `match=all` one holding every word. Scored
+    /// as the records are ranked, without the bonuses below.
+    pub query: Box<dyn Query>,
+    /// `match=all`: every word must match.
+    pub match_all: bool,
+    /// Each searched word's alternatives (the clauses of its query): a record matches a word
+    /// where one of them matches, and its score is their sum.
+    pub words: Vec<Vec<Box<dyn Query>>>,
+    /// What must not match.
+    pub excluded: Vec<Box<dyn Query>>,
+    /// The whole query as a phrase in the title and in the text, each with the score it adds
+    /// when it matches ([`PHRASE_BOOST`], the title's also [`TITLE_BOOST`]).
+    pub phrase_bonus: Vec<(PhraseQuery, f32)>,
+}
+
+impl Built {
+    /// With two or more words and `match=any`, a record holding every word scores
+    /// [`ALL_WORDS_BOOST`] times its score more: the words, else nothing.
+    pub fn all_words(&self) -> &[Vec<Box<dyn Query>>] {
+        if self.match_all || self.words.len() < 2 {
+            &[]
+        } else {
+            &self.words
+        }
+    }
+
+    /// The words' alternatives as one OR: the records holding at least one word, scored as
+    /// [`Built::query`] scores them (the sum of the alternatives that match).
+    pub fn any_word(&self) -> BooleanQuery {
+        BooleanQuery::new(
+            self.words
+                .iter()
+                .flatten()
+                .map(|q| (Occur::Should, q.box_clone()))
+                .collect(),
+        )
+    }
+}
+
+/// Builds the text part of a query. `None` for an empty query, which browses.
+pub fn build(parsed: &Parsed, match_all: bool, lang: Language, f: Fields) -> Option<Built> {
     if parsed.is_empty() {
         return None;
     }
@@ -148,29 +185,21 @@ pub fn build(
     } else {
         meaningful
     };
-    let clauses: Vec<Box<dyn Query>> = searched.iter().map(|p| part_query(p, lang, f)).collect();
+    let words: Vec<Vec<Box<dyn Query>>> =
+        searched.iter().map(|p| part_clauses(p, lang, f)).collect();
+    let any = |word: &Vec<Box<dyn Query>>| -> Box<dyn Query> {
+        Box::new(BooleanQuery::new(
+            word.iter()
+                .map(|q| (Occur::Should, q.box_clone()))
+                .collect(),
+        ))
+    };
     let mut top: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     if match_all {
-        for c in clauses {
-            top.push((Occur::Must, c));
-        }
+        top.extend(words.iter().map(|w| (Occur::Must, any(w))));
     } else {
-        let any: Vec<(Occur, Box<dyn Query>)> = clauses
-            .iter()
-            .map(|c| (Occur::Should, c.box_clone()))
-            .collect();
-        top.push((Occur::Must, Box::new(BooleanQuery::new(any))));
-        if clauses.len() > 1 {
-            let all: Vec<(Occur, Box<dyn Query>)> =
-                clauses.into_iter().map(|c| (Occur::Must, c)).collect();
-            top.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(
-                    Box::new(BooleanQuery::new(all)),
-                    ALL_WORDS_BOOST,
-                )),
-            ));
-        }
+        let any_word = words.iter().map(|w| (Occur::Should, any(w))).collect();
+        top.push((Occur::Must, Box::new(BooleanQuery::new(any_word))));
     }
     // The whole query as a phrase (its words in order) ranks first.
     let plain: Vec<&Word> = parsed
@@ -179,40 +208,50 @@ pub fn build(
         .filter(|p| !p.phrase)
         .flat_map(|p| p.words.iter().filter(|w| !w.compound))
         .collect();
+    let mut phrase_bonus = Vec::new();
     // Past a few words a question is not typed as it is written anywhere: the phrase check
     // would cost every record holding all the words and rarely match.
     if (2..=MAX_PHRASE_BONUS_WORDS).contains(&plain.len()) && plain.len() == parsed.parts.len() {
-        let phrase = |field: Field| -> Box<dyn Query> {
-            Box::new(PhraseQuery::new(
+        let phrase = |field: Field| {
+            PhraseQuery::new(
                 plain
                     .iter()
                     .map(|w| Term::from_field_text(field, &w.text))
                     .collect(),
-            ))
+            )
         };
-        top.push((
-            Occur::Should,
-            Box::new(BoostQuery::new(
-                Box::new(BooleanQuery::new(vec![
-                    (Occur::Should, phrase(f.body)),
-                    (
-                        Occur::Should,
-                        Box::new(BoostQuery::new(phrase(f.title), TITLE_BOOST)),
-                    ),
-                ])),
-                PHRASE_BOOST,
-            )),
-        ));
+        // The title first: its postings are short, so a record without it is passed quickly.
+        phrase_bonus.push((phrase(f.title), PHRASE_BOOST * TITLE_BOOST));
+        phrase_bonus.push((phrase(f.body), PHRASE_BOOST));
     }
-    for p in &parsed.excluded {
-        top.push((Occur::MustNot, part_query(p, lang, f)));
-    }
-    Some(Box::new(BooleanQuery::new(top)))
+    let excluded: Vec<Box<dyn Query>> = parsed
+        .excluded
+        .iter()
+        .map(|p| part_query(p, lang, f))
+        .collect();
+    top.extend(excluded.iter().map(|q| (Occur::MustNot, q.box_clone())));
+    Some(Built {
+        query: Box::new(BooleanQuery::new(top)),
+        match_all,
+        words,
+        excluded,
+        phrase_bonus,
+    })
 }
 
 /// A word: its exact form in title and text, and its stem in the stemmed fields. A phrase: its
 /// words in order in title or text (a split compound also as its whole form).
 fn part_query(part: &Part, lang: Language, f: Fields) -> Box<dyn Query> {
+    Box::new(BooleanQuery::new(
+        part_clauses(part, lang, f)
+            .into_iter()
+            .map(|q| (Occur::Should, q))
+            .collect(),
+    ))
+}
+
+/// The alternatives of [`part_query`]: the part matches where one of them matches.
+fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Box<dyn Query>> {
     let term = |field: Field, text: &str| -> Box<dyn Query> {
         Box::new(TermQuery::new(
             Term::from_field_text(field, text),
@@ -220,18 +259,15 @@ fn part_query(part: &Part, lang: Language, f: Fields) -> Box<dyn Query> {
         ))
     };
     let boosted = |q: Box<dyn Query>, b: f32| -> Box<dyn Query> { Box::new(BoostQuery::new(q, b)) };
-    let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    let mut should: Vec<Box<dyn Query>> = Vec::new();
     let pieces: Vec<&Word> = part.words.iter().filter(|w| !w.compound).collect();
     if !part.phrase || pieces.len() == 1 {
         let w = &part.words[0].text;
         let s = analysis::stem(Some(lang), w);
-        should.push((Occur::Should, boosted(term(f.body, w), EXACT_BOOST)));
-        should.push((
-            Occur::Should,
-            boosted(term(f.title, w), EXACT_BOOST * TITLE_BOOST),
-        ));
-        should.push((Occur::Should, term(f.body_stem, &s)));
-        should.push((Occur::Should, boosted(term(f.title_stem, &s), TITLE_BOOST)));
+        should.push(boosted(term(f.body, w), EXACT_BOOST));
+        should.push(boosted(term(f.title, w), EXACT_BOOST * TITLE_BOOST));
+        should.push(term(f.body_stem, &s));
+        should.push(boosted(term(f.title_stem, &s), TITLE_BOOST));
     } else {
         let phrase = |field: Field| -> Box<dyn Query> {
             Box::new(PhraseQuery::new_with_offset(
@@ -241,17 +277,14 @@ fn part_query(part: &Part, lang: Language, f: Fields) -> Box<dyn Query> {
                     .collect(),
             ))
         };
-        should.push((Occur::Should, phrase(f.body)));
-        should.push((Occur::Should, boosted(phrase(f.title), TITLE_BOOST)));
+        should.push(phrase(f.body));
+        should.push(boosted(phrase(f.title), TITLE_BOOST));
         for whole in part.words.iter().filter(|w| w.compound) {
-            should.push((Occur::Should, term(f.body, &whole.text)));
-            should.push((
-                Occur::Should,
-                boosted(term(f.title, &whole.text), TITLE_BOOST),
-            ));
+            should.push(term(f.body, &whole.text));
+            should.push(boosted(term(f.title, &whole.text), TITLE_BOOST));
         }
     }
-    Box::new(BooleanQuery::new(should))
+    should
 }
 
 /// A filter clause: matches what `q` matches, adding nothing to the score.

@@ -386,3 +386,220 @@ fn a_word_in_every_record_still_ranks_by_frequency() {
         assert_eq!(hits.hits[0].external_id, format!("doc-{strong}"));
     }
 }
+
+/// The page of `q` as it was ranked before [`ranked::Ranked`]: the all-words and phrase bonuses
+/// as `Should` clauses of the query, read for every match, with tantivy's top-k collector.
+fn nested_reference(index: &TantivyIndex, q: &IndexQuery, offset: usize) -> Vec<String> {
+    use tantivy::query::BoostQuery;
+    let searcher = index.reader.searcher();
+    let parsed = query::parse(&q.text);
+    let lang = analysis::query_language(&q.text);
+    let built = query::build(&parsed, q.match_all, lang, index.fields.text).expect("words");
+    let mut clauses = index.filters(q);
+    clauses.push((Occur::Must, built.query.box_clone()));
+    if !built.all_words().is_empty() {
+        let every: Vec<(Occur, Box<dyn Query>)> = built
+            .all_words()
+            .iter()
+            .map(|word| {
+                let any: Box<dyn Query> = Box::new(BooleanQuery::new(
+                    word.iter()
+                        .map(|q| (Occur::Should, q.box_clone()))
+                        .collect(),
+                ));
+                (Occur::Must, any)
+            })
+            .collect();
+        clauses.push((
+            Occur::Should,
+            Box::new(BoostQuery::new(
+                Box::new(BooleanQuery::new(every)),
+                query::ALL_WORDS_BOOST,
+            )),
+        ));
+    }
+    let bonus: Vec<(Occur, Box<dyn Query>)> = built
+        .phrase_bonus
+        .into_iter()
+        .map(|(p, b)| {
+            let boosted: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(p), b));
+            (Occur::Should, boosted)
+        })
+        .collect();
+    if !bonus.is_empty() {
+        clauses.push((Occur::Should, Box::new(BooleanQuery::new(bonus))));
+    }
+    let top = TopDocs::with_limit(q.limit as usize)
+        .and_offset(offset)
+        .tweak_score(move |segment: &tantivy::SegmentReader| {
+            let ids = segment
+                .fast_fields()
+                .u64("tiebreak")
+                .ok()
+                .map(|c| c.first_or_default_col(0));
+            move |doc: tantivy::DocId, score: tantivy::Score| {
+                (rounded(score), ids.as_ref().map_or(0, |c| c.get_val(doc)))
+            }
+        });
+    let found = searcher
+        .search(&BooleanQuery::new(clauses), &top)
+        .expect("search");
+    found
+        .into_iter()
+        .map(|(_, a)| {
+            let d: TantivyDocument = searcher.doc(a).expect("doc");
+            d.get_first(index.fields.external_id)
+                .and_then(|v| v.as_str())
+                .expect("external id")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
+    // Few distinct words, so nearly every record holds every word and many hold the phrases;
+    // titles hold them too. Several commits, so several segments.
+    let vocabulary = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let index = TantivyIndex::in_memory().expect("index");
+    let mut n = 0u128;
+    for batch in 0..4u64 {
+        let mut docs = Vec::new();
+        for _ in 0..600 {
+            let words = |count: usize, next: &mut dyn FnMut(usize) -> usize| {
+                (0..count)
+                    .map(|_| vocabulary[next(vocabulary.len())])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let title_len = 1 + next(3);
+            let text_len = 3 + next(40);
+            let title = words(title_len, &mut next);
+            let mut text = words(text_len, &mut next);
+            // A rarer word, so that complete matches are visited first for queries holding it.
+            if next(10) == 0 {
+                text.push_str(" zeta alpha");
+            }
+            let mut d = doc(n, &title, &text);
+            // Distinct ids order equal scores (as random ids do).
+            d.record_id = Uuid::from_u64_pair(n as u64 * 7919 % 2400 + 1, 0);
+            let team = if next(3) == 0 { "red" } else { "blue" };
+            docs.push(tagged(d, "team", &[team]));
+            n += 1;
+        }
+        // Deleted documents stay in their segments until a merge.
+        let deletes = if batch > 0 {
+            (0..100u64)
+                .map(|i| Uuid::from_u64_pair(((batch - 1) * 600 + i * 5) * 7919 % 2400 + 1, 0))
+                .collect()
+        } else {
+            vec![]
+        };
+        index
+            .apply(IndexBatch {
+                upserts: docs,
+                deletes,
+                position: Some(batch + 1),
+                deleted_sources: vec![],
+            })
+            .expect("apply");
+    }
+    let (mut compared, mut full_pages, mut pruned) = (0, 0, 0);
+    for text in [
+        "alpha beta",
+        "beta alpha",
+        "gamma delta omega",
+        "omega omega",
+        "sigma kappa alpha beta",
+        "alpha beta gamma delta omega sigma",
+        "alpha -beta gamma",
+        "\"alpha beta\" gamma",
+        "zeta alpha",
+        "alpha zeta beta",
+        "zeta -gamma omega",
+    ] {
+        for (limit, offset, team, match_all) in [
+            (1, 0, None, false),
+            (5, 0, None, false),
+            (20, 0, None, false),
+            (20, 13, None, false),
+            (50, 100, None, false),
+            (5, 0, Some("blue"), false),
+            (20, 40, Some("red"), false),
+            (5, 0, None, true),
+            (10, 5, Some("red"), true),
+        ] {
+            let mut q = query(text);
+            q.limit = limit;
+            q.match_all = match_all;
+            if let Some(team) = team {
+                q.tags = vec![TagFilter {
+                    tag: "team".into(),
+                    values: vec![team.into()],
+                }];
+            }
+            let expected = nested_reference(&index, &q, offset);
+            let searcher = index.reader.searcher();
+            let built = query::build(
+                &query::parse(text),
+                match_all,
+                analysis::query_language(text),
+                index.fields.text,
+            )
+            .expect("words");
+            let filters: Vec<Box<dyn Query>> =
+                index.filters(&q).into_iter().map(|(_, f)| f).collect();
+            let top = ranked::Ranked::new(limit as usize, offset, &built, &filters, &searcher)
+                .expect("collector");
+            let mut clauses = index.filters(&q);
+            clauses.push((Occur::Must, built.query.box_clone()));
+            let whole: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+            let mut top = top;
+            let searched: Box<dyn Query> = if top.prunes()
+                && top.worth_pruning(searcher.search(&whole, &Count).expect("count"))
+            {
+                pruned += 1;
+                Box::new(built.any_word())
+            } else {
+                whole
+            };
+            let got: Vec<String> = searcher
+                .search(&searched, &top)
+                .expect("search")
+                .into_iter()
+                .map(|(_, a)| {
+                    let d: TantivyDocument = searcher.doc(a).expect("doc");
+                    d.get_first(index.fields.external_id)
+                        .and_then(|v| v.as_str())
+                        .expect("external id")
+                        .to_string()
+                })
+                .collect();
+            assert_eq!(
+                got, expected,
+                "{text:?} limit {limit} offset {offset} team {team:?} match_all {match_all}"
+            );
+            compared += 1;
+            full_pages += usize::from(got.len() == limit as usize);
+        }
+    }
+    assert_eq!(compared, 99);
+    assert!(full_pages > 70, "{full_pages} full pages");
+    // Both ways are compared: the OR pruned, and the whole query where the filters or
+    // exclusions leave out most records holding a word, a quoted phrase is searched or
+    // `match=all` is asked.
+    assert!((40..=70).contains(&pruned), "{pruned} pruned");
+    // Through the interface too: the first page of a two-word query is the reference's.
+    let hits = index.search(&query("alpha beta")).expect("search");
+    assert_eq!(
+        ids(&hits),
+        nested_reference(&index, &query("alpha beta"), 0)
+    );
+}

@@ -1,0 +1,607 @@
+//! The best records of a ranked query: a top-k collector that orders by score (rounded, see
+//! [`rounded`]) then record id, and adds the bonuses of [`query::Built`] (every word held; the
+//! whole query as a phrase) only where they can change the page.
+//!
+//! As clauses of the query the bonuses were computed for every match: the words' postings read
+//! a second time for the all-words intersection, and positions (which cost more than anything
+//! else a query reads) for every record holding every word — nearly every record, for two
+//! frequent words. Here a match's bonuses are looked at only when its score plus the most they
+//! could add (the all-words bonus is a multiple of the score; a phrase's BM25 is below its
+//! weight) could still enter the page's heap, which fills with the best matches early. Every
+//! record that can reach the page is scored as the nested query scored it, so the page is the
+//! same for less work.
+//!
+//! With `match=any` the records are found through a plain OR of the words' terms, which lets
+//! tantivy skip whole blocks of postings whose best score cannot reach the page (block-max
+//! WAND) given the threshold this collector keeps returning: the heap's floor less the most
+//! the bonuses could add. Filters and exclusions are then checked on the few records that get
+//! through. Totals and facets are counted in a separate pass that reads every match without
+//! scoring it.
+//!
+//! [`query::Built`]: crate::query::Built
+
+use std::{cmp::Reverse, collections::BinaryHeap};
+
+use tantivy::{
+    DocAddress, DocId, DocSet, Score, SeekDangerResult, SegmentOrdinal, SegmentReader, TERMINATED,
+    collector::{Collector, SegmentCollector},
+    fieldnorm::FieldNormReader,
+    postings::{Postings, SegmentPostings},
+    query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, PhraseQuery, Query, Scorer, Weight},
+    schema::IndexRecordOption,
+};
+
+use crate::{SCORE_BITS_DROPPED, query::ALL_WORDS_BOOST, rounded};
+
+/// Records holding every word are visited first when one word is in at most one record in
+/// this many.
+const RARE_WORD: u64 = 4;
+
+/// A result's place: rounded score, then record id (both higher first).
+pub type Key = (i64, u64);
+
+/// A heap entry: equal keys (only where record ids collide) keep the lower document, as
+/// tantivy's collector does.
+type Entry = (Key, Reverse<DocId>);
+
+/// One phrase whose match adds to the score: its weight and the most it can add.
+pub struct Bonus {
+    weight: Box<dyn Weight>,
+    max: Score,
+    /// Its words, whose frequencies in a record bound the phrase's (it occurs at most as often
+    /// as its rarest word).
+    terms: Vec<tantivy::Term>,
+    bm25: Bm25Weight,
+}
+
+impl Bonus {
+    /// The bonus of `phrase` times `boost`, with the searcher's statistics (those the query is
+    /// scored with).
+    pub fn new(
+        phrase: &PhraseQuery,
+        boost: Score,
+        searcher: &tantivy::Searcher,
+    ) -> tantivy::Result<Bonus> {
+        let terms: Vec<tantivy::Term> = phrase.phrase_terms();
+        let bm25 = Bm25Weight::for_terms(searcher, &terms)?.boost_by(boost);
+        // BM25's term-frequency factor is below one: the weight bounds every score. The margin
+        // covers the float rounding of the score's sum.
+        let max = bm25.max_score() * (1.0 + 1e-4) + f32::EPSILON;
+        let weight = phrase.weight(EnableScoring::enabled_from_searcher(searcher))?;
+        Ok(Bonus {
+            weight: Box::new(Boosted { weight, boost }),
+            max,
+            terms,
+            bm25,
+        })
+    }
+}
+
+/// A weight whose scorers are built with a boost (as `BoostQuery` does).
+struct Boosted {
+    weight: Box<dyn Weight>,
+    boost: Score,
+}
+
+impl Weight for Boosted {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        self.weight.scorer(reader, boost * self.boost)
+    }
+
+    fn explain(
+        &self,
+        reader: &SegmentReader,
+        doc: DocId,
+    ) -> tantivy::Result<tantivy::query::Explanation> {
+        self.weight.explain(reader, doc)
+    }
+}
+
+/// The best `limit` matches, skipping the first `offset`, each with its bonuses.
+///
+/// With `match=any` the collector is given the words' OR ([`query::Built::any_word`]) to search
+/// with, and checks filters and exclusions itself on the records that can reach the page: a
+/// pure OR of words lets tantivy skip the blocks of postings whose best score cannot reach the
+/// page (block-max WAND), with the threshold this collector returns. Totals and facets come
+/// from a separate pass over [`query::Built::query`] and the filters, without scores.
+///
+/// [`query::Built::any_word`]: crate::query::Built::any_word
+/// [`query::Built::query`]: crate::query::Built::query
+pub struct Ranked {
+    limit: usize,
+    offset: usize,
+    /// Filters and exclusions to check on candidates, when the query searched with is the
+    /// words' OR and prunes; `None`: it is the whole query (`match=all`, or a quoted phrase
+    /// among the words, which rules out block-max WAND), every match is collected.
+    checks: Option<Checks>,
+    /// The records holding every word, scored, when one word is rare enough that visiting them
+    /// first is cheap: the page then knows its best complete matches before the OR is pruned.
+    every_word: Option<Box<dyn Weight>>,
+    /// Records of the words' most frequent term, in every workspace.
+    broadest: u64,
+    /// Each word's alternatives, when a record holding every word scores [`ALL_WORDS_BOOST`]
+    /// times its score more (empty: no such bonus).
+    all_words: Vec<Vec<Box<dyn Weight>>>,
+    /// Phrases whose match adds to the score (title first: its postings are short).
+    bonuses: Vec<Bonus>,
+}
+
+/// What a candidate must and must not match.
+struct Checks {
+    filters: Vec<Box<dyn Weight>>,
+    excluded: Vec<Box<dyn Weight>>,
+}
+
+impl Ranked {
+    /// The collector of a built query's page, with the searcher's statistics. `filters` are
+    /// the caller's (workspace, source, tags, dates).
+    pub fn new(
+        limit: usize,
+        offset: usize,
+        built: &crate::query::Built,
+        filters: &[Box<dyn Query>],
+        searcher: &tantivy::Searcher,
+    ) -> tantivy::Result<Ranked> {
+        let unscored = |q: &dyn Query| -> tantivy::Result<Box<dyn Weight>> {
+            q.weight(EnableScoring::disabled_from_searcher(searcher))
+        };
+        let all_words = built
+            .all_words()
+            .iter()
+            .map(|word| {
+                word.iter()
+                    .map(|q| unscored(q.as_ref()))
+                    .collect::<tantivy::Result<Vec<_>>>()
+            })
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        let bonuses = built
+            .phrase_bonus
+            .iter()
+            .map(|(phrase, boost)| Bonus::new(phrase, *boost, searcher))
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        // Block-max WAND needs an OR of terms: a phrase among the words reads positions.
+        let mut positions = false;
+        for q in built.words.iter().flatten() {
+            q.query_terms(&mut |_, needs_positions| positions |= needs_positions);
+        }
+        let prunes = !built.match_all && !positions;
+        // The least frequent word: an upper bound of its records (the sum over its forms).
+        // The most frequent term: a lower bound of the OR's records, filters aside.
+        let (mut rarest, mut broadest) = (u64::MAX, 0u64);
+        for word in &built.words {
+            let mut records = 0u64;
+            for q in word {
+                let mut terms = Vec::new();
+                q.query_terms(&mut |t, _| terms.push(t.clone()));
+                for t in &terms {
+                    let n = searcher.doc_freq(t)?;
+                    records = records.saturating_add(n);
+                    broadest = broadest.max(n);
+                }
+            }
+            rarest = rarest.min(records);
+        }
+        if built.all_words().is_empty() {
+            rarest = u64::MAX;
+        }
+        // A filter leaving out most records holding a word (a tag, another workspace's
+        // records) is better intersected than checked on the OR's candidates; one whose
+        // records are not known from its terms (dates) is taken to be such.
+        let mut narrow = false;
+        for f in filters {
+            let mut terms = Vec::new();
+            f.query_terms(&mut |t, _| terms.push(t.clone()));
+            let mut records = 0u64;
+            for t in &terms {
+                records = records.saturating_add(searcher.doc_freq(t)?);
+            }
+            narrow |= terms.is_empty() || records.saturating_mul(2) < broadest;
+        }
+        let prunes = prunes && !narrow;
+        let every_word = if prunes && rarest.saturating_mul(RARE_WORD) <= searcher.num_docs() {
+            let every = BooleanQuery::new(
+                built
+                    .all_words()
+                    .iter()
+                    .map(|word| {
+                        let any: Box<dyn Query> = Box::new(BooleanQuery::new(
+                            word.iter()
+                                .map(|q| (Occur::Should, q.box_clone()))
+                                .collect(),
+                        ));
+                        (Occur::Must, any)
+                    })
+                    .collect(),
+            );
+            Some(every.weight(EnableScoring::enabled_from_searcher(searcher))?)
+        } else {
+            None
+        };
+        let checks = if !prunes {
+            None
+        } else {
+            Some(Checks {
+                filters: filters
+                    .iter()
+                    .map(|q| unscored(q.as_ref()))
+                    .collect::<tantivy::Result<_>>()?,
+                excluded: built
+                    .excluded
+                    .iter()
+                    .map(|q| unscored(q.as_ref()))
+                    .collect::<tantivy::Result<_>>()?,
+            })
+        };
+        Ok(Ranked {
+            limit,
+            offset,
+            checks,
+            every_word,
+            broadest,
+            all_words,
+            bonuses,
+        })
+    }
+}
+
+impl Ranked {
+    /// Whether the page may be found through the words' OR
+    /// ([`crate::query::Built::any_word`]), pruned, with totals and facets counted in a pass of
+    /// their own ([`Ranked::worth_pruning`] then decides); otherwise the collector is given the
+    /// whole query and every match, with the other collectors.
+    pub fn prunes(&self) -> bool {
+        self.checks.is_some()
+    }
+
+    /// Whether pruning the OR beats ranking the `total` matches of the whole query: not when
+    /// the filters (another workspace, a tag, dates) leave out most of the records holding a
+    /// word, which the OR would visit only to drop them. When not, the collector is set to be
+    /// given the whole query.
+    pub fn worth_pruning(&mut self, total: usize) -> bool {
+        if (total as u64).saturating_mul(2) >= self.broadest {
+            return true;
+        }
+        self.checks = None;
+        self.every_word = None;
+        false
+    }
+}
+
+/// A scorer looked at for some documents only, in order, and how far it is known not to match.
+struct Probe {
+    scorer: Box<dyn Scorer>,
+    /// No match below this document.
+    next: DocId,
+}
+
+impl Probe {
+    /// `None` when nothing in the segment matches (a scorer starts on its first match).
+    fn new(scorer: Box<dyn Scorer>) -> Option<Probe> {
+        let next = scorer.doc();
+        (next != TERMINATED).then_some(Probe { scorer, next })
+    }
+
+    /// Whether `doc` matches (then the scorer is on it).
+    fn at(&mut self, doc: DocId) -> bool {
+        if doc < self.next {
+            return false;
+        }
+        match self.scorer.seek_danger(doc) {
+            SeekDangerResult::Found => {
+                self.next = doc + 1;
+                true
+            }
+            SeekDangerResult::SeekLowerBound(next) => {
+                self.next = next;
+                false
+            }
+        }
+    }
+}
+
+/// One segment's phrase bonus.
+struct SegmentBonus {
+    probe: Probe,
+    max: Score,
+    /// The phrase's words' postings, with frequencies.
+    words: Vec<SegmentPostings>,
+    fieldnorms: FieldNormReader,
+    bm25: Bm25Weight,
+}
+
+impl SegmentBonus {
+    /// The most the phrase can score in `doc`: BM25 of its rarest word's frequency there (0
+    /// when a word is missing), without reading positions.
+    fn bound(&mut self, doc: DocId) -> Score {
+        let mut least = u32::MAX;
+        for w in &mut self.words {
+            if w.doc() > doc || w.seek(doc) != doc {
+                return 0.0;
+            }
+            least = least.min(w.term_freq());
+        }
+        self.bm25.score(self.fieldnorms.fieldnorm_id(doc), least) * (1.0 + 1e-4) + f32::EPSILON
+    }
+}
+
+/// One segment's heap.
+pub struct SegmentRanked {
+    segment: SegmentOrdinal,
+    capacity: usize,
+    heap: BinaryHeap<Reverse<Entry>>,
+    ids: Option<std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>>,
+    /// Each word's alternatives (empty: no all-words bonus in the query).
+    words: Vec<Vec<Probe>>,
+    /// The query has the all-words bonus, and every word occurs in the segment.
+    all_possible: bool,
+    bonuses: Vec<SegmentBonus>,
+    /// The most all bonuses together can add.
+    bonus_max: Score,
+}
+
+impl Collector for Ranked {
+    type Fruit = Vec<(Key, DocAddress)>;
+    type Child = SegmentRanked;
+
+    fn for_segment(
+        &self,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<SegmentRanked> {
+        let mut bonuses = Vec::new();
+        for b in &self.bonuses {
+            if let Some(probe) = Probe::new(b.weight.scorer(reader, 1.0)?) {
+                let inverted = reader.inverted_index(b.terms[0].field())?;
+                let mut words = Vec::with_capacity(b.terms.len());
+                for t in &b.terms {
+                    words.extend(inverted.read_postings(t, IndexRecordOption::WithFreqs)?);
+                }
+                if words.len() == b.terms.len() {
+                    bonuses.push(SegmentBonus {
+                        probe,
+                        max: b.max,
+                        words,
+                        fieldnorms: reader.get_fieldnorms_reader(b.terms[0].field())?,
+                        bm25: b.bm25.clone(),
+                    });
+                }
+            }
+        }
+        let mut words = Vec::with_capacity(self.all_words.len());
+        for word in &self.all_words {
+            let mut probes = Vec::with_capacity(word.len());
+            for w in word {
+                probes.extend(Probe::new(w.scorer(reader, 1.0)?));
+            }
+            words.push(probes);
+        }
+        let all_possible = !words.is_empty() && words.iter().all(|w| !w.is_empty());
+        Ok(SegmentRanked {
+            segment,
+            capacity: self.limit + self.offset,
+            heap: BinaryHeap::new(),
+            ids: reader
+                .fast_fields()
+                .u64("tiebreak")
+                .ok()
+                .map(|c| c.first_or_default_col(0)),
+            bonus_max: bonuses.iter().map(|b| b.max).sum(),
+            words,
+            all_possible,
+            bonuses,
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn collect_segment(
+        &self,
+        weight: &dyn Weight,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Self::Fruit> {
+        let mut top = self.for_segment(segment, reader)?;
+        let alive = reader.alive_bitset();
+        let Some(checks) = &self.checks else {
+            weight.for_each(reader, &mut |doc, score| {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    top.collect(doc, score);
+                }
+            })?;
+            return Ok(top.harvest());
+        };
+        // Filters and exclusions are read in document order: a fresh set for each pass.
+        let checked =
+            |reader: &SegmentReader| -> tantivy::Result<Option<(Vec<Probe>, Vec<Probe>)>> {
+                let mut filters = Vec::with_capacity(checks.filters.len());
+                for f in &checks.filters {
+                    match Probe::new(f.scorer(reader, 1.0)?) {
+                        Some(p) => filters.push(p),
+                        // A filter nothing in the segment matches.
+                        None => return Ok(None),
+                    }
+                }
+                let mut excluded = Vec::with_capacity(checks.excluded.len());
+                for e in &checks.excluded {
+                    excluded.extend(Probe::new(e.scorer(reader, 1.0)?));
+                }
+                Ok(Some((filters, excluded)))
+            };
+        let passes = |doc: DocId, filters: &mut [Probe], excluded: &mut [Probe]| {
+            alive.is_none_or(|a| a.is_alive(doc))
+                && filters.iter_mut().all(|p| p.at(doc))
+                && !excluded.iter_mut().any(|p| p.at(doc))
+        };
+        let Some((mut filters, mut excluded)) = checked(reader)? else {
+            return Ok(Vec::new());
+        };
+        match &self.every_word {
+            Some(every) if top.all_possible => {
+                // The complete matches first, then the OR pruned for records missing a word,
+                // which earn no bonus.
+                every.for_each(reader, &mut |doc, score| {
+                    if passes(doc, &mut filters, &mut excluded) {
+                        top.collect_complete(doc, score);
+                    }
+                })?;
+                let Some((mut filters, mut excluded)) = checked(reader)? else {
+                    return Ok(Vec::new());
+                };
+                weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
+                    if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
+                        top.push(doc, score);
+                    }
+                    top.threshold(false)
+                })?;
+            }
+            _ => {
+                weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
+                    if passes(doc, &mut filters, &mut excluded) {
+                        top.collect(doc, score);
+                    }
+                    top.threshold(top.all_possible)
+                })?;
+            }
+        }
+        Ok(top.harvest())
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Self::Fruit>) -> tantivy::Result<Self::Fruit> {
+        let mut all: Vec<(Key, DocAddress)> = fruits.into_iter().flatten().collect();
+        all.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(all.into_iter().skip(self.offset).take(self.limit).collect())
+    }
+}
+
+impl SegmentRanked {
+    /// The lowest key on a full heap.
+    fn floor(&self) -> Option<Entry> {
+        if self.heap.len() < self.capacity {
+            return None;
+        }
+        self.heap.peek().map(|Reverse(entry)| *entry)
+    }
+
+    /// The lowest score of the words' OR a record needs to be able to enter the page, with the
+    /// most its bonuses could add if it may hold `every_word` ([`Score::MIN`] while the heap has
+    /// room).
+    fn threshold(&self, every_word: bool) -> Score {
+        let Some(((floor, _), _)) = self.floor() else {
+            return Score::MIN;
+        };
+        // The least score that rounds to the floor's.
+        let least = f32::from_bits(u32::try_from(floor).unwrap_or(0) << SCORE_BITS_DROPPED);
+        let (times, bonus) = if every_word {
+            (1.0 + ALL_WORDS_BOOST, self.bonus_max)
+        } else if self.words.is_empty() {
+            (1.0, self.bonus_max)
+        } else {
+            // With the all-words bonus in the query, the phrase needs every word too.
+            (1.0, 0.0)
+        };
+        // A little below, for the rounding of sums in another order.
+        (least - bonus) / times * (1.0 - 1e-4)
+    }
+
+    /// A record known to hold every word, with its words' score.
+    fn collect_complete(&mut self, doc: DocId, score: Score) {
+        if self.capacity == 0 {
+            return;
+        }
+        let floor = self.floor();
+        let mut score = score * (1.0 + ALL_WORDS_BOOST);
+        if !self.bonuses.is_empty()
+            && floor.is_none_or(|f| rounded(score + self.bonus_max) >= f.0.0)
+        {
+            score += self.phrase_bonus(doc, score, floor);
+        }
+        self.push(doc, score);
+    }
+
+    /// Puts `doc` on the heap if its final `score` ranks it there.
+    fn push(&mut self, doc: DocId, score: Score) {
+        if self.capacity == 0 {
+            return;
+        }
+        let key = (
+            rounded(score),
+            self.ids.as_ref().map_or(0, |c| c.get_val(doc)),
+        );
+        let entry = (key, Reverse(doc));
+        match self.floor() {
+            None => self.heap.push(Reverse(entry)),
+            Some(f) if entry > f => {
+                self.heap.pop();
+                self.heap.push(Reverse(entry));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Whether `doc` holds every word.
+    fn holds_every_word(&mut self, doc: DocId) -> bool {
+        self.words
+            .iter_mut()
+            .all(|word| word.iter_mut().any(|probe| probe.at(doc)))
+    }
+
+    /// The phrase bonuses `doc` earns, read while they can still lift `score` to `floor`.
+    fn phrase_bonus(&mut self, doc: DocId, score: Score, floor: Option<Entry>) -> Score {
+        let mut possible = self.bonus_max;
+        let mut added = 0.0;
+        for b in &mut self.bonuses {
+            if floor.is_some_and(|f| rounded(score + added + possible) < f.0.0) {
+                break;
+            }
+            possible -= b.max;
+            // Positions only where the words' frequencies leave the phrase able to lift the
+            // record onto the page.
+            let bound = b.bound(doc);
+            if bound > 0.0
+                && floor.is_none_or(|f| rounded(score + added + bound + possible) >= f.0.0)
+                && b.probe.at(doc)
+            {
+                added += b.probe.scorer.score();
+            }
+        }
+        added
+    }
+}
+
+impl SegmentCollector for SegmentRanked {
+    type Fruit = Vec<(Key, DocAddress)>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if self.capacity == 0 {
+            return;
+        }
+        let floor = self.floor();
+        let can_enter = |s: Score| floor.is_none_or(|f| rounded(s) >= f.0.0);
+        let mut score = score;
+        if self.words.is_empty() {
+            if !self.bonuses.is_empty() && can_enter(score + self.bonus_max) {
+                score += self.phrase_bonus(doc, score, floor);
+            }
+        } else if self.all_possible {
+            // The phrase needs every word: a record without them earns neither bonus.
+            let all_words = score * ALL_WORDS_BOOST;
+            if can_enter(score + all_words + self.bonus_max) && self.holds_every_word(doc) {
+                score += all_words;
+                if !self.bonuses.is_empty() {
+                    score += self.phrase_bonus(doc, score, floor);
+                }
+            }
+        }
+        self.push(doc, score);
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        let segment = self.segment;
+        self.heap
+            .into_iter()
+            .map(|Reverse((key, Reverse(doc)))| (key, DocAddress::new(segment, doc)))
+            .collect()
+    }
+}
