@@ -156,6 +156,27 @@ impl Built {
         }
     }
 
+    /// The records holding every word ([`Built::all_words`]), scored as [`Built::query`]
+    /// scores them; `None` without the all-words bonus.
+    pub fn every_word(&self) -> Option<BooleanQuery> {
+        let words = self.all_words();
+        (!words.is_empty()).then(|| {
+            BooleanQuery::new(
+                words
+                    .iter()
+                    .map(|word| {
+                        let any: Box<dyn Query> = Box::new(BooleanQuery::new(
+                            word.iter()
+                                .map(|q| (Occur::Should, q.box_clone()))
+                                .collect(),
+                        ));
+                        (Occur::Must, any)
+                    })
+                    .collect(),
+            )
+        })
+    }
+
     /// The words' alternatives as one OR: the records holding at least one word, scored as
     /// [`Built::query`] scores them (the sum of the alternatives that match).
     pub fn any_word(&self) -> BooleanQuery {

@@ -27,7 +27,7 @@ use tantivy::{
     collector::{Collector, SegmentCollector},
     fieldnorm::FieldNormReader,
     postings::{Postings, SegmentPostings},
-    query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, PhraseQuery, Query, Scorer, Weight},
+    query::{Bm25Weight, EnableScoring, PhraseQuery, Query, Scorer, Weight},
     schema::IndexRecordOption,
 };
 
@@ -198,24 +198,11 @@ impl Ranked {
             narrow |= terms.is_empty() || records.saturating_mul(2) < broadest;
         }
         let prunes = prunes && !narrow;
-        let every_word = if prunes && rarest.saturating_mul(RARE_WORD) <= searcher.num_docs() {
-            let every = BooleanQuery::new(
-                built
-                    .all_words()
-                    .iter()
-                    .map(|word| {
-                        let any: Box<dyn Query> = Box::new(BooleanQuery::new(
-                            word.iter()
-                                .map(|q| (Occur::Should, q.box_clone()))
-                                .collect(),
-                        ));
-                        (Occur::Must, any)
-                    })
-                    .collect(),
-            );
-            Some(every.weight(EnableScoring::enabled_from_searcher(searcher))?)
-        } else {
-            None
+        let every_word = match built.every_word() {
+            Some(every) if prunes && rarest.saturating_mul(RARE_WORD) <= searcher.num_docs() => {
+                Some(every.weight(EnableScoring::enabled_from_searcher(searcher))?)
+            }
+            _ => None,
         };
         let checks = if !prunes {
             None

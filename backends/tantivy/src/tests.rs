@@ -397,25 +397,10 @@ fn nested_reference(index: &TantivyIndex, q: &IndexQuery, offset: usize) -> Vec<
     let built = query::build(&parsed, q.match_all, lang, index.fields.text).expect("words");
     let mut clauses = index.filters(q);
     clauses.push((Occur::Must, built.query.box_clone()));
-    if !built.all_words().is_empty() {
-        let every: Vec<(Occur, Box<dyn Query>)> = built
-            .all_words()
-            .iter()
-            .map(|word| {
-                let any: Box<dyn Query> = Box::new(BooleanQuery::new(
-                    word.iter()
-                        .map(|q| (Occur::Should, q.box_clone()))
-                        .collect(),
-                ));
-                (Occur::Must, any)
-            })
-            .collect();
+    if let Some(every) = built.every_word() {
         clauses.push((
             Occur::Should,
-            Box::new(BoostQuery::new(
-                Box::new(BooleanQuery::new(every)),
-                query::ALL_WORDS_BOOST,
-            )),
+            Box::new(BoostQuery::new(Box::new(every), query::ALL_WORDS_BOOST)),
         ));
     }
     let bonus: Vec<(Occur, Box<dyn Query>)> = built
@@ -444,9 +429,16 @@ fn nested_reference(index: &TantivyIndex, q: &IndexQuery, offset: usize) -> Vec<
     let found = searcher
         .search(&BooleanQuery::new(clauses), &top)
         .expect("search");
+    external_ids(index, &searcher, found.into_iter().map(|(_, a)| a))
+}
+
+fn external_ids(
+    index: &TantivyIndex,
+    searcher: &Searcher,
+    found: impl Iterator<Item = DocAddress>,
+) -> Vec<String> {
     found
-        .into_iter()
-        .map(|(_, a)| {
+        .map(|a| {
             let d: TantivyDocument = searcher.doc(a).expect("doc");
             d.get_first(index.fields.external_id)
                 .and_then(|v| v.as_str())
@@ -570,18 +562,8 @@ fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
             } else {
                 whole
             };
-            let got: Vec<String> = searcher
-                .search(&searched, &top)
-                .expect("search")
-                .into_iter()
-                .map(|(_, a)| {
-                    let d: TantivyDocument = searcher.doc(a).expect("doc");
-                    d.get_first(index.fields.external_id)
-                        .and_then(|v| v.as_str())
-                        .expect("external id")
-                        .to_string()
-                })
-                .collect();
+            let found = searcher.search(&searched, &top).expect("search");
+            let got = external_ids(&index, &searcher, found.into_iter().map(|(_, a)| a));
             assert_eq!(
                 got, expected,
                 "{text:?} limit {limit} offset {offset} team {team:?} match_all {match_all}"
