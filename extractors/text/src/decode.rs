@@ -40,10 +40,16 @@ impl Detected {
     }
 }
 
-/// Decides whether `bytes` are text and how to decode them; `None` for binary data, for empty
-/// input and for RTF (plain ASCII, but another crate's format).
+/// Signatures of binary containers: OLE compound files (doc, xls, ppt, msg) and ZIP (Office
+/// Open XML, ODF, EPUB, archives). Every text sniffer asks [`detect`] about every file, and a
+/// container's head would be scanned in full before its control characters refuse it.
+const CONTAINER_SIGNATURES: [&[u8]; 2] = [b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", b"PK\x03\x04"];
+
+/// Decides whether `bytes` are text and how to decode them; `None` for binary data (a binary
+/// container's signature is enough), for empty input and for RTF (plain ASCII, but another
+/// crate's format).
 pub(crate) fn detect(bytes: &[u8]) -> Option<Detected> {
-    if bytes.is_empty() {
+    if bytes.is_empty() || CONTAINER_SIGNATURES.iter().any(|s| bytes.starts_with(s)) {
         return None;
     }
     let complete = bytes.len() <= HEAD_BYTES;
@@ -383,6 +389,17 @@ mod tests {
         let mut bytes = "a".repeat(90).into_bytes();
         bytes.extend([1u8; 10]);
         assert!(!is_text(&bytes));
+    }
+
+    #[test]
+    fn a_container_signature_is_not_text() {
+        for signature in CONTAINER_SIGNATURES {
+            let mut bytes = signature.to_vec();
+            bytes.extend("plain words ".repeat(100).as_bytes());
+            assert!(!is_text(&bytes), "{signature:?}");
+            // Without the signature the same words are text.
+            assert!(is_text(&bytes[signature.len()..]));
+        }
     }
 
     #[test]
