@@ -27,7 +27,7 @@ use tantivy::{
     collector::{Collector, SegmentCollector},
     fieldnorm::FieldNormReader,
     postings::{Postings, SegmentPostings},
-    query::{Bm25Weight, EnableScoring, PhraseQuery, Query, Scorer, Weight},
+    query::{Bm25Weight, BoostQuery, EnableScoring, PhraseQuery, Query, Scorer, Weight},
     schema::IndexRecordOption,
 };
 
@@ -67,33 +67,15 @@ impl Bonus {
         // BM25's term-frequency factor is below one: the weight bounds every score. The margin
         // covers the float rounding of the score's sum.
         let max = bm25.max_score() * (1.0 + 1e-4) + f32::EPSILON;
-        let weight = phrase.weight(EnableScoring::enabled_from_searcher(searcher))?;
+        // tantivy's boost passes down to the phrase's scorer, so its scores are the boosted ones.
+        let weight = BoostQuery::new(Box::new(phrase.clone()), boost)
+            .weight(EnableScoring::enabled_from_searcher(searcher))?;
         Ok(Bonus {
-            weight: Box::new(Boosted { weight, boost }),
+            weight,
             max,
             terms,
             bm25,
         })
-    }
-}
-
-/// A weight whose scorers are built with a boost (as `BoostQuery` does).
-struct Boosted {
-    weight: Box<dyn Weight>,
-    boost: Score,
-}
-
-impl Weight for Boosted {
-    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        self.weight.scorer(reader, boost * self.boost)
-    }
-
-    fn explain(
-        &self,
-        reader: &SegmentReader,
-        doc: DocId,
-    ) -> tantivy::Result<tantivy::query::Explanation> {
-        self.weight.explain(reader, doc)
     }
 }
 
