@@ -313,6 +313,26 @@ thread_local! {
     static STEMMERS: std::cell::RefCell<Stemmers> = std::cell::RefCell::default();
 }
 
+thread_local! {
+    /// The last text split on this thread by an index tokenizer, and its words.
+    static LAST_SPLIT: std::cell::RefCell<(String, Vec<Word>)> = std::cell::RefCell::default();
+}
+
+/// Runs `f` with the words of `text`: a record's title and text are each indexed in several
+/// fields (exact, stemmed, pairs), whose tokenizers run one after the other on the same thread
+/// and split the text once. `f` must not split another text.
+fn with_words<R>(text: &str, f: impl FnOnce(&[Word]) -> R) -> R {
+    LAST_SPLIT.with(|cell| {
+        let mut last = cell.borrow_mut();
+        if last.0 != text {
+            last.1 = words(text);
+            last.0.clear();
+            last.0.push_str(text);
+        }
+        f(&last.1)
+    })
+}
+
 /// Runs `f` with this thread's [`Stemmers`].
 fn with_stemmers<R>(f: impl FnOnce(&mut Stemmers) -> R) -> R {
     STEMMERS.with(|s| f(&mut s.borrow_mut()))
@@ -571,7 +591,7 @@ impl Tokenizer for InletTokenizer {
     type TokenStream<'a> = VecTokenStream;
     fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
         VecTokenStream {
-            tokens: words(text).into_iter().map(to_token).collect(),
+            tokens: with_words(text, |words| words.iter().cloned().map(to_token).collect()),
             next: 0,
         }
     }
@@ -611,20 +631,86 @@ impl Tokenizer for StemTokenizer {
     type TokenStream<'a> = VecTokenStream;
     fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
         let (lang, body, offset) = split_language(text);
-        let tokens = with_stemmers(|stemmers| {
-            words(body)
-                .into_iter()
-                .map(|w| {
-                    let mut t = to_token(w);
-                    t.offset_from += offset;
-                    t.offset_to += offset;
-                    stemmers.stem_in_place(lang, &mut t.text);
-                    t
-                })
-                .collect()
+        let tokens = with_words(body, |words| {
+            with_stemmers(|stemmers| {
+                words
+                    .iter()
+                    .map(|w| {
+                        let mut t = to_token(w.clone());
+                        t.offset_from += offset;
+                        t.offset_to += offset;
+                        stemmers.stem_in_place(lang, &mut t.text);
+                        t
+                    })
+                    .collect()
+            })
         });
         VecTokenStream { tokens, next: 0 }
     }
+}
+
+/// Separates the two words of a [`pair`] (no word holds a space).
+const PAIR_SEPARATOR: char = ' ';
+
+/// Longest word, in characters, that [`PairTokenizer`] pairs.
+pub const PAIRED_WORD_CHARS: usize = 4;
+
+/// Whether the pair of `first` and `second` is indexed: both are short. Short words are the
+/// frequent ones (function words: `of the`, `to be`, `in 2024`), whose phrases otherwise read
+/// the positions of nearly every record, and each Chinese, Japanese or Korean character, whose
+/// words are always phrases (Lucene's CJK bigrams). Long words are rarer: their phrases are
+/// found through their own short postings.
+pub fn paired(first: &str, second: &str) -> bool {
+    let short = |w: &str| w.chars().nth(PAIRED_WORD_CHARS).is_none();
+    short(first) && short(second)
+}
+
+/// The term of two words at consecutive positions, as [`PairTokenizer`] indexes it.
+pub fn pair(first: &str, second: &str) -> String {
+    let mut s = String::with_capacity(first.len() + second.len() + 1);
+    s.push_str(first);
+    s.push(PAIR_SEPARATOR);
+    s.push_str(second);
+    s
+}
+
+/// Every two words at consecutive positions as one term ([`pair`]; a compound's whole form
+/// pairs as it stands at its first part's position, as a phrase query finds it): a two-word
+/// phrase is then found, and its frequency in a record known, from one term's postings,
+/// without reading positions (Elasticsearch's `index_phrases`). A phrase of frequent words
+/// otherwise reads the positions of nearly every record.
+#[derive(Clone, Default)]
+pub struct PairTokenizer;
+
+impl Tokenizer for PairTokenizer {
+    type TokenStream<'a> = VecTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
+        let tokens = with_words(text, pairs);
+        VecTokenStream { tokens, next: 0 }
+    }
+}
+
+/// The indexed pairs of `words` ([`PairTokenizer`]).
+fn pairs(words: &[Word]) -> Vec<TantivyToken> {
+    let mut tokens = Vec::new();
+    // Words come in position order; a position holds one word, or a compound and its
+    // first part.
+    for (i, first) in words.iter().enumerate() {
+        for second in words[i + 1..]
+            .iter()
+            .take_while(|w| w.position <= first.position + 1)
+            .filter(|w| w.position == first.position + 1 && paired(&first.text, &w.text))
+        {
+            tokens.push(TantivyToken {
+                offset_from: first.from,
+                offset_to: second.to,
+                position: first.position,
+                text: pair(&first.text, &second.text),
+                position_length: 1,
+            });
+        }
+    }
+    tokens
 }
 
 /// The text as one token (to run a single word through a filter).
@@ -674,6 +760,31 @@ mod tests {
 
     fn texts(s: &str) -> Vec<(String, usize)> {
         words(s).into_iter().map(|w| (w.text, w.position)).collect()
+    }
+
+    #[test]
+    fn pairs_are_words_at_consecutive_positions() {
+        let pairs = |s: &str| -> Vec<String> {
+            let mut stream = PairTokenizer.token_stream(s);
+            let mut out = Vec::new();
+            while stream.advance() {
+                out.push(stream.token().text.clone());
+            }
+            out
+        };
+        assert_eq!(pairs("The cat sat"), vec!["the cat", "cat sat"]);
+        // Only short words pair.
+        assert_eq!(
+            pairs("state of the parliament in 2024"),
+            vec!["of the", "in 2024"]
+        );
+        // A compound pairs as a whole and through its parts; CJK characters pair up.
+        assert_eq!(pairs("a bCd"), vec!["a bcd", "a b", "bcd cd", "b cd"]);
+        assert_eq!(pairs("東京都"), vec!["東 京", "京 都"]);
+        // A skipped long run keeps its position: the words around it are not adjacent.
+        let long = "x".repeat(MAX_WORD_BYTES + 1);
+        assert_eq!(pairs(&format!("a {long} b c")), vec!["b c"]);
+        assert!(pairs("alone").is_empty());
     }
 
     #[test]

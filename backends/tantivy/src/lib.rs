@@ -11,6 +11,8 @@
 
 pub mod analysis;
 pub mod facets;
+pub mod merge;
+pub mod pair;
 pub mod query;
 pub mod ranked;
 
@@ -43,13 +45,15 @@ use tantivy::{
 use uuid::Uuid;
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store.
-pub const FORMAT: u32 = 8;
+pub const FORMAT: u32 = 9;
 /// The tokenizer name our exact text fields are registered with.
 const TOKENIZER: &str = "inlet";
 /// The fast field facets are counted from ([`facets`]).
 const TAG_VALUES: &str = "tag_values";
 /// The tokenizer of the stemmed fields ([`analysis::StemTokenizer`]).
 const STEM_TOKENIZER: &str = "inlet_stem";
+/// The tokenizer of the text's word pairs ([`analysis::PairTokenizer`]).
+const PAIR_TOKENIZER: &str = "inlet_pairs";
 /// Memory the writer buffers before it writes a segment.
 const WRITER_HEAP_BYTES: usize = 96 * 1024 * 1024;
 /// Characters of a snippet.
@@ -91,7 +95,14 @@ fn schema() -> (Schema, Fields) {
     // they keep frequencies without positions (a fifth less to write, and a smaller index).
     let stemmed = TextOptions::default().set_indexing_options(
         text_indexing
+            .clone()
             .set_tokenizer(STEM_TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    // A two-word phrase's frequency is its pair's: no positions needed.
+    let pairs = TextOptions::default().set_indexing_options(
+        text_indexing
+            .set_tokenizer(PAIR_TOKENIZER)
             .set_index_option(IndexRecordOption::WithFreqs),
     );
     let id = b.add_text_field("id", STRING | STORED);
@@ -108,6 +119,7 @@ fn schema() -> (Schema, Fields) {
     let body = b.add_text_field("body", text.clone());
     let body_shown = b.add_text_field("body_shown", STORED);
     let body_stem = b.add_text_field("body_stem", stemmed);
+    let body_pairs = b.add_text_field("body_pairs", pairs);
     let tags = b.add_facet_field("tags", FacetOptions::default());
     let tag_values = b.add_text_field(TAG_VALUES, FAST);
     let created = b.add_i64_field("created", STORED);
@@ -134,6 +146,7 @@ fn schema() -> (Schema, Fields) {
             title_stem,
             body,
             body_stem,
+            body_pairs,
         },
         tags,
         tag_values,
@@ -244,12 +257,17 @@ impl TantivyIndex {
             STEM_TOKENIZER,
             tantivy::tokenizer::TextAnalyzer::from(analysis::StemTokenizer),
         );
+        index.tokenizers().register(
+            PAIR_TOKENIZER,
+            tantivy::tokenizer::TextAnalyzer::from(analysis::PairTokenizer),
+        );
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(backend)?;
-        let writer = index.writer(WRITER_HEAP_BYTES).map_err(backend)?;
+        let writer: IndexWriter = index.writer(WRITER_HEAP_BYTES).map_err(backend)?;
+        writer.set_merge_policy(Box::new(merge::SharedMergePolicy::new(search_threads())));
         Ok(Self {
             index,
             reader,
@@ -287,6 +305,7 @@ impl TantivyIndex {
         doc.add_text(f.text.title_stem, analysis::with_language(lang, &title));
         doc.add_text(f.text.body, content);
         doc.add_text(f.text.body_stem, analysis::with_language(lang, content));
+        doc.add_text(f.text.body_pairs, content);
         doc.add_text(f.body_shown, content);
         let mut seen = std::collections::HashSet::new();
         for row in &d.rows {

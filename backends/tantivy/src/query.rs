@@ -13,7 +13,10 @@ use tantivy::{
     tokenizer::Language,
 };
 
-use crate::analysis::{self, Word};
+use crate::{
+    analysis::{self, Word},
+    pair::PairPhrase,
+};
 
 /// Most words and phrases of a query that are searched (the rest are ignored).
 pub const MAX_TERMS: usize = 32;
@@ -124,6 +127,8 @@ pub struct Fields {
     pub body: Field,
     /// Text, stemmed in the record's language.
     pub body_stem: Field,
+    /// The text's words two by two ([`analysis::PairTokenizer`]), with frequencies.
+    pub body_pairs: Field,
 }
 
 /// The text part of a query, in the pieces [`crate::ranked::Ranked`] needs to rank it without
@@ -142,7 +147,45 @@ pub struct Built {
     pub excluded: Vec<Box<dyn Query>>,
     /// The whole query as a phrase in the title and in the text, each with the score it adds
     /// when it matches ([`PHRASE_BOOST`], the title's also [`TITLE_BOOST`]).
-    pub phrase_bonus: Vec<(PhraseQuery, f32)>,
+    pub phrase_bonus: Vec<PhraseBonus>,
+}
+
+/// A phrase whose match adds to a record's score.
+pub struct PhraseBonus {
+    /// The phrase; its score is what it adds.
+    pub phrase: PhraseQuery,
+    /// Times its BM25.
+    pub boost: f32,
+    /// The field holding its words two by two ([`Fields::body_pairs`]), for the text's phrase:
+    /// a record holds the phrase at most as often as its rarest pair, and a two-word phrase
+    /// exactly as often as its pair.
+    pub pairs: Option<Field>,
+}
+
+impl PhraseBonus {
+    /// Terms whose frequencies in a record bound the phrase's (it occurs at most as often as
+    /// the rarest): its indexed word pairs ([`analysis::paired`]) and its words; and whether
+    /// the first is the phrase itself (two words whose pair is indexed: its frequency is the
+    /// phrase's).
+    pub fn bound_terms(&self) -> (Vec<Term>, bool) {
+        let words = self.phrase.phrase_terms();
+        let pairs: Vec<Term> = match self.pairs {
+            Some(field) => words
+                .windows(2)
+                .filter_map(|w| {
+                    let (a, b) = (w[0].value(), w[1].value());
+                    let (a, b) = (a.as_str()?, b.as_str()?);
+                    analysis::paired(a, b)
+                        .then(|| Term::from_field_text(field, &analysis::pair(a, b)))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        if words.len() == 2 && pairs.len() == 1 {
+            return (pairs, true);
+        }
+        (pairs.into_iter().chain(words).collect(), false)
+    }
 }
 
 impl Built {
@@ -242,8 +285,16 @@ pub fn build(parsed: &Parsed, match_all: bool, lang: Language, f: Fields) -> Opt
             )
         };
         // The title first: its postings are short, so a record without it is passed quickly.
-        phrase_bonus.push((phrase(f.title), PHRASE_BOOST * TITLE_BOOST));
-        phrase_bonus.push((phrase(f.body), PHRASE_BOOST));
+        phrase_bonus.push(PhraseBonus {
+            phrase: phrase(f.title),
+            boost: PHRASE_BOOST * TITLE_BOOST,
+            pairs: None,
+        });
+        phrase_bonus.push(PhraseBonus {
+            phrase: phrase(f.body),
+            boost: PHRASE_BOOST,
+            pairs: Some(f.body_pairs),
+        });
     }
     let excluded: Vec<Box<dyn Query>> = parsed
         .excluded
@@ -298,7 +349,36 @@ fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Box<dyn Query>> {
                     .collect(),
             ))
         };
-        should.push(phrase(f.body));
+        let adjacent: Vec<[&Word; 2]> = pieces
+            .windows(2)
+            .filter(|w| {
+                w[0].position + 1 == w[1].position && analysis::paired(&w[0].text, &w[1].text)
+            })
+            .map(|w| [w[0], w[1]])
+            .collect();
+        match pieces[..] {
+            // Two adjacent words whose pair is indexed: its postings, no positions.
+            [a, b] if adjacent.len() == 1 => should.push(Box::new(PairPhrase::new(
+                f.body_pairs,
+                f.body,
+                &a.text,
+                &b.text,
+            ))),
+            // Positions are read only in the records holding every indexed pair of adjacent
+            // words (the pairs add nothing to the score).
+            _ => should.push(Box::new(BooleanQuery::new(
+                std::iter::once((Occur::Must, phrase(f.body)))
+                    .chain(adjacent.iter().map(|[a, b]| {
+                        filter(Box::new(PairPhrase::new(
+                            f.body_pairs,
+                            f.body,
+                            &a.text,
+                            &b.text,
+                        )))
+                    }))
+                    .collect(),
+            ))),
+        }
         should.push(boosted(phrase(f.title), TITLE_BOOST));
         for whole in part.words.iter().filter(|w| w.compound) {
             should.push(term(f.body, &whole.text));

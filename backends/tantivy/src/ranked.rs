@@ -27,11 +27,15 @@ use tantivy::{
     collector::{Collector, SegmentCollector},
     fieldnorm::FieldNormReader,
     postings::{Postings, SegmentPostings},
-    query::{Bm25Weight, BoostQuery, EnableScoring, PhraseQuery, Query, Scorer, Weight},
+    query::{Bm25Weight, BoostQuery, EnableScoring, Query, Scorer, Weight},
     schema::IndexRecordOption,
 };
 
-use crate::{SCORE_BITS_DROPPED, query::ALL_WORDS_BOOST, rounded};
+use crate::{
+    SCORE_BITS_DROPPED,
+    query::{ALL_WORDS_BOOST, PhraseBonus},
+    rounded,
+};
 
 /// Records holding every word are visited first when one word is in at most one record in
 /// this many.
@@ -48,32 +52,35 @@ type Entry = (Key, Reverse<DocId>);
 pub struct Bonus {
     weight: Box<dyn Weight>,
     max: Score,
-    /// Its words, whose frequencies in a record bound the phrase's (it occurs at most as often
-    /// as its rarest word).
+    /// Terms whose frequencies in a record bound the phrase's ([`PhraseBonus::bound_terms`]).
     terms: Vec<tantivy::Term>,
+    /// The one pair of a two-word phrase: its frequency is the phrase's, the bound its score.
+    exact: bool,
+    /// The phrase's field (whose lengths score it).
+    field: tantivy::schema::Field,
     bm25: Bm25Weight,
 }
 
 impl Bonus {
-    /// The bonus of `phrase` times `boost`, with the searcher's statistics (those the query is
-    /// scored with).
-    pub fn new(
-        phrase: &PhraseQuery,
-        boost: Score,
-        searcher: &tantivy::Searcher,
-    ) -> tantivy::Result<Bonus> {
-        let terms: Vec<tantivy::Term> = phrase.phrase_terms();
-        let bm25 = Bm25Weight::for_terms(searcher, &terms)?.boost_by(boost);
+    /// The bonus of `b` with the searcher's statistics (those the query is scored with).
+    pub fn new(b: &PhraseBonus, searcher: &tantivy::Searcher) -> tantivy::Result<Bonus> {
+        let (phrase, boost) = (&b.phrase, b.boost);
+        let words: Vec<tantivy::Term> = phrase.phrase_terms();
+        let field = phrase.field();
+        let bm25 = Bm25Weight::for_terms(searcher, &words)?.boost_by(boost);
         // BM25's term-frequency factor is below one: the weight bounds every score. The margin
         // covers the float rounding of the score's sum.
         let max = bm25.max_score() * (1.0 + 1e-4) + f32::EPSILON;
         // tantivy's boost passes down to the phrase's scorer, so its scores are the boosted ones.
         let weight = BoostQuery::new(Box::new(phrase.clone()), boost)
             .weight(EnableScoring::enabled_from_searcher(searcher))?;
+        let (terms, exact) = b.bound_terms();
         Ok(Bonus {
             weight,
             max,
             terms,
+            exact,
+            field,
             bm25,
         })
     }
@@ -139,7 +146,7 @@ impl Ranked {
         let bonuses = built
             .phrase_bonus
             .iter()
-            .map(|(phrase, boost)| Bonus::new(phrase, *boost, searcher))
+            .map(|b| Bonus::new(b, searcher))
             .collect::<tantivy::Result<Vec<_>>>()?;
         // Block-max WAND needs an OR of terms: a phrase among the words reads positions.
         let mut positions = false;
@@ -270,17 +277,21 @@ impl Probe {
 
 /// One segment's phrase bonus.
 struct SegmentBonus {
-    probe: Probe,
+    /// The phrase's scorer, where positions are read (`None` when the bound is exact).
+    probe: Option<Probe>,
     max: Score,
-    /// The phrase's words' postings, with frequencies.
+    /// Postings of the terms that bound the phrase ([`Bonus`]), with frequencies.
     words: Vec<SegmentPostings>,
+    /// The bound is the phrase's score.
+    exact: bool,
     fieldnorms: FieldNormReader,
     bm25: Bm25Weight,
 }
 
 impl SegmentBonus {
-    /// The most the phrase can score in `doc`: BM25 of its rarest word's frequency there (0
-    /// when a word is missing), without reading positions.
+    /// The most the phrase can score in `doc`: BM25 of its rarest word's (or pair's) frequency
+    /// there (0 when one is missing), without reading positions; with [`SegmentBonus::exact`],
+    /// its score.
     fn bound(&mut self, doc: DocId) -> Score {
         let mut least = u32::MAX;
         for w in &mut self.words {
@@ -289,7 +300,12 @@ impl SegmentBonus {
             }
             least = least.min(w.term_freq());
         }
-        self.bm25.score(self.fieldnorms.fieldnorm_id(doc), least) * (1.0 + 1e-4) + f32::EPSILON
+        let score = self.bm25.score(self.fieldnorms.fieldnorm_id(doc), least);
+        if self.exact {
+            score
+        } else {
+            score * (1.0 + 1e-4) + f32::EPSILON
+        }
     }
 }
 
@@ -319,10 +335,16 @@ impl Collector for Ranked {
     ) -> tantivy::Result<SegmentRanked> {
         let mut bonuses = Vec::new();
         for b in &self.bonuses {
-            if let Some(probe) = Probe::new(b.weight.scorer(reader, 1.0)?) {
-                let inverted = reader.inverted_index(b.terms[0].field())?;
+            // A phrase scorer starts by looking for its first match, reading positions: not
+            // when the pair tells all.
+            let probe = match b.exact {
+                true => None,
+                false => Probe::new(b.weight.scorer(reader, 1.0)?),
+            };
+            if b.exact || probe.is_some() {
                 let mut words = Vec::with_capacity(b.terms.len());
                 for t in &b.terms {
+                    let inverted = reader.inverted_index(t.field())?;
                     words.extend(inverted.read_postings(t, IndexRecordOption::WithFreqs)?);
                 }
                 if words.len() == b.terms.len() {
@@ -330,7 +352,8 @@ impl Collector for Ranked {
                         probe,
                         max: b.max,
                         words,
-                        fieldnorms: reader.get_fieldnorms_reader(b.terms[0].field())?,
+                        exact: b.exact,
+                        fieldnorms: reader.get_fieldnorms_reader(b.field)?,
                         bm25: b.bm25.clone(),
                     });
                 }
@@ -528,11 +551,14 @@ impl SegmentRanked {
             // Positions only where the words' frequencies leave the phrase able to lift the
             // record onto the page.
             let bound = b.bound(doc);
-            if bound > 0.0
+            if b.exact {
+                added += bound;
+            } else if bound > 0.0
                 && floor.is_none_or(|f| rounded(score + added + bound + possible) >= f.0.0)
-                && b.probe.at(doc)
+                && let Some(probe) = &mut b.probe
+                && probe.at(doc)
             {
-                added += b.probe.scorer.score();
+                added += probe.scorer.score();
             }
         }
         added

@@ -406,8 +406,8 @@ fn nested_reference(index: &TantivyIndex, q: &IndexQuery, offset: usize) -> Vec<
     let bonus: Vec<(Occur, Box<dyn Query>)> = built
         .phrase_bonus
         .into_iter()
-        .map(|(p, b)| {
-            let boosted: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(p), b));
+        .map(|b| {
+            let boosted: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(b.phrase), b.boost));
             (Occur::Should, boosted)
         })
         .collect();
@@ -451,8 +451,8 @@ fn external_ids(
 #[test]
 fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
     // Few distinct words, so nearly every record holds every word and many hold the phrases;
-    // titles hold them too. Several commits, so several segments.
-    let vocabulary = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"];
+    // titles hold them too. Short words' pairs are indexed, long ones' not. Several commits, so several segments.
+    let vocabulary = ["alpha", "beta", "gam", "del", "omega", "sig", "kappa"];
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = move |n: usize| {
         state ^= state << 13;
@@ -507,15 +507,18 @@ fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
     for text in [
         "alpha beta",
         "beta alpha",
-        "gamma delta omega",
+        "beta gam",
+        "del del",
+        "\"gam del\" beta",
+        "gam del omega",
         "omega omega",
-        "sigma kappa alpha beta",
-        "alpha beta gamma delta omega sigma",
-        "alpha -beta gamma",
-        "\"alpha beta\" gamma",
+        "sig kappa alpha beta",
+        "alpha beta gam del omega sig",
+        "alpha -beta gam",
+        "\"alpha beta\" gam",
         "zeta alpha",
         "alpha zeta beta",
-        "zeta -gamma omega",
+        "zeta -gam omega",
     ] {
         for (limit, offset, team, match_all) in [
             (1, 0, None, false),
@@ -572,16 +575,118 @@ fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
             full_pages += usize::from(got.len() == limit as usize);
         }
     }
-    assert_eq!(compared, 99);
+    assert_eq!(compared, 126);
     assert!(full_pages > 70, "{full_pages} full pages");
     // Both ways are compared: the OR pruned, and the whole query where the filters or
     // exclusions leave out most records holding a word, a quoted phrase is searched or
     // `match=all` is asked.
     assert!((40..=70).contains(&pruned), "{pruned} pruned");
     // Through the interface too: the first page of a two-word query is the reference's.
-    let hits = index.search(&query("alpha beta")).expect("search");
-    assert_eq!(
-        ids(&hits),
-        nested_reference(&index, &query("alpha beta"), 0)
-    );
+    for text in ["alpha beta", "beta gam"] {
+        let hits = index.search(&query(text)).expect("search");
+        assert_eq!(ids(&hits), nested_reference(&index, &query(text), 0));
+    }
+}
+
+#[test]
+fn a_word_pair_matches_and_scores_as_the_phrase_of_its_words() {
+    use tantivy::{collector::TopDocs, query::PhraseQuery};
+    // Repeated words, compounds (whole and parts), CJK runs, a skipped long run between two
+    // words, several segments.
+    let long = "x".repeat(analysis::MAX_WORD_BYTES + 1);
+    let texts = [
+        "ant bee ant bee bee",
+        "bee ant",
+        "ant ant ant",
+        "the bigCat of ant",
+        "東京都 and 京都",
+        &format!("ant {long} bee"),
+        "Alpha, bee! gnu",
+        "gnu",
+    ];
+    let index = TantivyIndex::in_memory().expect("index");
+    for (batch, chunk) in texts.chunks(3).enumerate() {
+        let docs = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, t)| doc((batch * 10 + i) as u128, "title", t))
+            .collect();
+        index
+            .apply(IndexBatch {
+                upserts: docs,
+                deletes: vec![],
+                position: Some(batch as u64 + 1),
+                deleted_sources: vec![],
+            })
+            .expect("apply");
+    }
+    let searcher = index.reader.searcher();
+    assert!(searcher.segment_readers().len() > 1);
+    let f = index.fields.text;
+    let all = TopDocs::with_limit(100).order_by_score();
+    let mut matched = 0;
+    for (a, b) in [
+        ("ant", "bee"),
+        ("bee", "ant"),
+        ("ant", "ant"),
+        ("bee", "bee"),
+        ("the", "big"),
+        ("big", "cat"),
+        ("cat", "of"),
+        ("new", "abc"),
+        ("new", "a"),
+        ("abc", "bc"),
+        ("a", "bc"),
+        ("東", "京"),
+        ("京", "都"),
+        ("都", "and"),
+        ("bee", "gnu"),
+        ("gnu", "dog"),
+    ] {
+        let phrase = PhraseQuery::new(vec![
+            Term::from_field_text(f.body, a),
+            Term::from_field_text(f.body, b),
+        ]);
+        let pair = pair::PairPhrase::new(f.body_pairs, f.body, a, b);
+        let expected = searcher.search(&phrase, &all).expect("phrase");
+        let found = searcher.search(&pair, &all).expect("pair");
+        assert_eq!(found, expected, "{a} {b}");
+        assert_eq!(
+            searcher.search(&pair, &Count).expect("count"),
+            expected.len(),
+            "{a} {b}"
+        );
+        matched += expected.len();
+    }
+    // Not every phrase is empty: the comparison has something to compare.
+    assert!(matched >= 12, "{matched}");
+    // Longer quoted phrases read positions only where every indexed pair is: same matches and
+    // scores as the phrase alone (no title holds these words; long words are not paired).
+    for text in [
+        "ant bee ant",
+        "bee ant bee",
+        "ant ant ant",
+        "ant bee bee",
+        "big cat of",
+        "ant bee report",
+        "東京都",
+        "ant bee gnu",
+    ] {
+        let parsed = query::parse(&format!("\"{text}\""));
+        let words = &parsed.parts[0].words;
+        let phrase = PhraseQuery::new_with_offset(
+            words
+                .iter()
+                .filter(|w| !w.compound)
+                .map(|w| (w.position, Term::from_field_text(f.body, &w.text)))
+                .collect(),
+        );
+        let built =
+            query::build(&parsed, false, tantivy::tokenizer::Language::English, f).expect("words");
+        let expected = searcher.search(&phrase, &all).expect("phrase");
+        let found = searcher.search(&built.query, &all).expect("built");
+        assert_eq!(found, expected, "{text}");
+        matched += expected.len();
+    }
+    assert!(matched >= 18, "{matched}");
 }
