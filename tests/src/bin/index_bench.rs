@@ -123,7 +123,12 @@ fn main() {
     let mut rng = StdRng::seed_from_u64(99);
     println!("| query (3 facets) | p50 ms | p95 ms | max ms | mean total |");
     println!("|---|---|---|---|---|");
+    // `INLET_BENCH_KIND=<name>` times one kind of query only (to profile it).
+    let only = std::env::var("INLET_BENCH_KIND").ok();
     for (name, make) in &query_kinds() {
+        if only.as_deref().is_some_and(|k| k != *name) {
+            continue;
+        }
         let t = time_queries(&index, ws, make, &mut rng, queries, true);
         println!(
             "| {name} | {:.1} | {:.1} | {:.1} | {} |",
