@@ -152,7 +152,9 @@ pub trait SearchIndex: Send + Sync + 'static {
     /// The last log position applied, or `None` for an index that has never been built (a new,
     /// missing or discarded index: build it with [`SearchIndex::apply`] from a scan).
     fn applied(&self) -> Result<Option<Position>>;
-    /// Applies a batch in one durable commit that also records its position.
+    /// Applies a batch in one durable commit that also records its position. A rebuild's batch
+    /// (no position) may be held back and committed with a later one: nothing relies on it
+    /// before the rebuild's last batch, whose commit records the position.
     fn apply(&self, batch: IndexBatch) -> Result<()>;
     /// Drops every document and the applied position (before a rebuild).
     fn clear(&self) -> Result<()>;

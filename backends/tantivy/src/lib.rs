@@ -20,6 +20,7 @@ use std::{
     collections::{BTreeMap, VecDeque},
     ops::Bound,
     path::{Path, PathBuf},
+    sync::atomic::{AtomicUsize, Ordering::Relaxed},
     time::{Duration, Instant},
 };
 
@@ -56,6 +57,9 @@ const STEM_TOKENIZER: &str = "inlet_stem";
 const PAIR_TOKENIZER: &str = "inlet_pairs";
 /// Memory the writer buffers before it writes a segment.
 const WRITER_HEAP_BYTES: usize = 96 * 1024 * 1024;
+/// Records a rebuild adds between commits. Its commits carry no position (a restart rebuilds
+/// again), so committing each page of the scan only wrote small segments for merges to redo.
+const REBUILD_COMMIT_RECORDS: usize = 50_000;
 /// Characters of a snippet.
 const SNIPPET_CHARS: usize = 200;
 /// How long a page's cursor keeps seeing the index as it was at the first page.
@@ -181,6 +185,8 @@ pub struct TantivyIndex {
     /// Recent index versions by generation, so a cursor pages through the version its first
     /// page saw.
     pinned: Mutex<VecDeque<(u64, Searcher, Instant)>>,
+    /// Documents added since the last commit (a rebuild's batches without a position).
+    uncommitted: AtomicUsize,
 }
 
 impl TantivyIndex {
@@ -275,6 +281,7 @@ impl TantivyIndex {
             fields,
             dir,
             pinned: Mutex::new(VecDeque::new()),
+            uncommitted: AtomicUsize::new(0),
         })
     }
 
@@ -591,9 +598,16 @@ impl SearchIndex for TantivyIndex {
                 &source.to_string(),
             ));
         }
+        let added = docs.len();
         for (record, doc) in docs {
             writer.delete_term(Term::from_field_text(id, &record.to_string()));
             writer.add_document(doc).map_err(backend)?;
+        }
+        // A rebuild's page (no position) waits for more: tantivy writes segments as its
+        // memory fills, and a commit per page would write smaller ones.
+        let pending = self.uncommitted.fetch_add(added, Relaxed) + added;
+        if batch.position.is_none() && pending < REBUILD_COMMIT_RECORDS {
+            return Ok(());
         }
         let payload = serde_json::to_string(&Payload {
             format: FORMAT,
@@ -603,6 +617,7 @@ impl SearchIndex for TantivyIndex {
         let mut prepared = writer.prepare_commit().map_err(backend)?;
         prepared.set_payload(&payload);
         prepared.commit().map_err(backend)?;
+        self.uncommitted.store(0, Relaxed);
         drop(writer);
         self.reader.reload().map_err(backend)
     }
@@ -618,6 +633,7 @@ impl SearchIndex for TantivyIndex {
         let mut prepared = writer.prepare_commit().map_err(backend)?;
         prepared.set_payload(&payload);
         prepared.commit().map_err(backend)?;
+        self.uncommitted.store(0, Relaxed);
         drop(writer);
         self.reader.reload().map_err(backend)
     }

@@ -369,6 +369,31 @@ fn an_interrupted_rebuild_is_not_mistaken_for_a_corrupt_index() {
 }
 
 #[test]
+fn a_rebuilds_pages_are_all_found_once_its_last_page_is_applied() {
+    let index = TantivyIndex::in_memory().expect("index");
+    index.clear().expect("clear");
+    for n in 0..3u128 {
+        index
+            .apply(IndexBatch {
+                upserts: vec![doc(n, "x.txt", "alpha")],
+                position: None,
+                ..Default::default()
+            })
+            .expect("a page");
+    }
+    assert_eq!(index.applied().expect("applied"), None);
+    index
+        .apply(IndexBatch {
+            upserts: vec![doc(3, "x.txt", "alpha")],
+            position: Some(7),
+            ..Default::default()
+        })
+        .expect("the last page");
+    assert_eq!(index.applied().expect("applied"), Some(7));
+    assert_eq!(index.search(&query("alpha")).expect("search").total, 4);
+}
+
+#[test]
 fn a_word_in_every_record_still_ranks_by_frequency() {
     // Its idf is near zero, so scores are tiny: ordering must not round them away.
     for strong in [0u128, 300] {
