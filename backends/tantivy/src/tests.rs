@@ -715,3 +715,45 @@ fn a_word_pair_matches_and_scores_as_the_phrase_of_its_words() {
     }
     assert!(matched >= 18, "{matched}");
 }
+
+#[test]
+fn an_index_of_an_earlier_format_or_schema_is_discarded_for_a_rebuild() {
+    // The same schema with an earlier format in its payload (analysis changed)...
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let (index, _) = TantivyIndex::open(dir.path()).expect("open");
+        index
+            .apply(IndexBatch {
+                upserts: vec![doc(1, "x.txt", "alpha")],
+                position: Some(42),
+                ..Default::default()
+            })
+            .expect("apply");
+    }
+    {
+        let index = Index::open_in_dir(dir.path()).expect("raw");
+        let mut writer: IndexWriter = index.writer(15_000_000).expect("writer");
+        let mut prepared = writer.prepare_commit().expect("prepare");
+        prepared.set_payload(&format!(r#"{{"format":{},"position":42}}"#, FORMAT - 1));
+        prepared.commit().expect("commit");
+    }
+    let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
+    assert!(reason.is_some_and(|r| r.contains("format")));
+    assert_eq!(index.applied().expect("applied"), None);
+    assert_eq!(index.search(&query("alpha")).expect("s").total, 0);
+    drop(index);
+    // ...and another schema (fields added or changed), as an index of format 8 has.
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let mut b = Schema::builder();
+        b.add_text_field("id", STRING | STORED);
+        let index = Index::create_in_dir(dir.path(), b.build()).expect("old");
+        let mut writer: IndexWriter = index.writer(15_000_000).expect("writer");
+        let mut prepared = writer.prepare_commit().expect("prepare");
+        prepared.set_payload(r#"{"format":8,"position":42}"#);
+        prepared.commit().expect("commit");
+    }
+    let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
+    assert!(reason.is_some());
+    assert_eq!(index.applied().expect("applied"), None);
+}
