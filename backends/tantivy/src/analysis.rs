@@ -566,7 +566,19 @@ const ENGLISH_STOPWORDS: &[&str] = &[
 
 /// Our word rules as a tantivy tokenizer (for fields tantivy analyzes itself and for snippets).
 #[derive(Clone, Default)]
-pub struct InletTokenizer;
+pub struct InletTokenizer {
+    /// Keeps the split for the record's other fields ([`with_words`]): only on the indexing
+    /// threads, which index a record's fields one after the other (a search thread would
+    /// keep a result's text for nothing).
+    indexing: bool,
+}
+
+impl InletTokenizer {
+    /// The tokenizer of the indexed fields.
+    pub fn for_indexing() -> InletTokenizer {
+        InletTokenizer { indexing: true }
+    }
+}
 
 /// Tokens computed up front.
 pub struct VecTokenStream {
@@ -590,10 +602,12 @@ impl TokenStream for VecTokenStream {
 impl Tokenizer for InletTokenizer {
     type TokenStream<'a> = VecTokenStream;
     fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
-        VecTokenStream {
-            tokens: with_words(text, |words| words.iter().cloned().map(to_token).collect()),
-            next: 0,
-        }
+        let tokens = if self.indexing {
+            with_words(text, |words| words.iter().cloned().map(to_token).collect())
+        } else {
+            words(text).into_iter().map(to_token).collect()
+        };
+        VecTokenStream { tokens, next: 0 }
     }
 }
 
@@ -747,10 +761,10 @@ pub fn to_token(w: Word) -> TantivyToken {
 /// A tantivy analyzer with our word rules, stemming in `lang` when given.
 pub fn analyzer(lang: Option<Language>) -> TextAnalyzer {
     match lang {
-        Some(l) => TextAnalyzer::builder(InletTokenizer)
+        Some(l) => TextAnalyzer::builder(InletTokenizer::default())
             .filter(Stemmer::new(l))
             .build(),
-        None => TextAnalyzer::from(InletTokenizer),
+        None => TextAnalyzer::from(InletTokenizer::default()),
     }
 }
 

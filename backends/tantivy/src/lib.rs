@@ -256,9 +256,10 @@ impl TantivyIndex {
         index
             .set_multithread_executor(search_threads())
             .map_err(backend)?;
-        index
-            .tokenizers()
-            .register(TOKENIZER, analysis::analyzer(None));
+        index.tokenizers().register(
+            TOKENIZER,
+            tantivy::tokenizer::TextAnalyzer::from(analysis::InletTokenizer::for_indexing()),
+        );
         index.tokenizers().register(
             STEM_TOKENIZER,
             tantivy::tokenizer::TextAnalyzer::from(analysis::StemTokenizer),
