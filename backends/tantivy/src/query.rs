@@ -349,35 +349,25 @@ fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Box<dyn Query>> {
                     .collect(),
             ))
         };
-        let adjacent: Vec<[&Word; 2]> = pieces
+        let pair = |a: &Word, b: &Word| PairPhrase::new(f.body_pairs, f.body, &a.text, &b.text);
+        let adjacent: Vec<PairPhrase> = pieces
             .windows(2)
             .filter(|w| {
                 w[0].position + 1 == w[1].position && analysis::paired(&w[0].text, &w[1].text)
             })
-            .map(|w| [w[0], w[1]])
+            .map(|w| pair(w[0], w[1]))
             .collect();
-        match pieces[..] {
+        if pieces.len() == 2 && adjacent.len() == 1 {
             // Two adjacent words whose pair is indexed: its postings, no positions.
-            [a, b] if adjacent.len() == 1 => should.push(Box::new(PairPhrase::new(
-                f.body_pairs,
-                f.body,
-                &a.text,
-                &b.text,
-            ))),
+            should.extend(adjacent.into_iter().map(|p| Box::new(p) as Box<dyn Query>));
+        } else {
             // Positions are read only in the records holding every indexed pair of adjacent
             // words (the pairs add nothing to the score).
-            _ => should.push(Box::new(BooleanQuery::new(
+            should.push(Box::new(BooleanQuery::new(
                 std::iter::once((Occur::Must, phrase(f.body)))
-                    .chain(adjacent.iter().map(|[a, b]| {
-                        filter(Box::new(PairPhrase::new(
-                            f.body_pairs,
-                            f.body,
-                            &a.text,
-                            &b.text,
-                        )))
-                    }))
+                    .chain(adjacent.into_iter().map(|p| filter(Box::new(p))))
                     .collect(),
-            ))),
+            )));
         }
         should.push(boosted(phrase(f.title), TITLE_BOOST));
         for whole in part.words.iter().filter(|w| w.compound) {

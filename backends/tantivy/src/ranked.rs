@@ -50,12 +50,12 @@ type Entry = (Key, Reverse<DocId>);
 
 /// One phrase whose match adds to the score: its weight and the most it can add.
 pub struct Bonus {
-    weight: Box<dyn Weight>,
+    /// The phrase's weight, where positions are read; `None` for a two-word phrase whose pair
+    /// is indexed (its one bound term's frequency is the phrase's, the bound its score).
+    weight: Option<Box<dyn Weight>>,
     max: Score,
     /// Terms whose frequencies in a record bound the phrase's ([`PhraseBonus::bound_terms`]).
     terms: Vec<tantivy::Term>,
-    /// The one pair of a two-word phrase: its frequency is the phrase's, the bound its score.
-    exact: bool,
     /// The phrase's field (whose lengths score it).
     field: tantivy::schema::Field,
     bm25: Bm25Weight,
@@ -71,15 +71,19 @@ impl Bonus {
         // BM25's term-frequency factor is below one: the weight bounds every score. The margin
         // covers the float rounding of the score's sum.
         let max = bm25.max_score() * (1.0 + 1e-4) + f32::EPSILON;
-        // tantivy's boost passes down to the phrase's scorer, so its scores are the boosted ones.
-        let weight = BoostQuery::new(Box::new(phrase.clone()), boost)
-            .weight(EnableScoring::enabled_from_searcher(searcher))?;
         let (terms, exact) = b.bound_terms();
+        // tantivy's boost passes down to the phrase's scorer, so its scores are the boosted ones.
+        let weight = match exact {
+            true => None,
+            false => Some(
+                BoostQuery::new(Box::new(phrase.clone()), boost)
+                    .weight(EnableScoring::enabled_from_searcher(searcher))?,
+            ),
+        };
         Ok(Bonus {
             weight,
             max,
             terms,
-            exact,
             field,
             bm25,
         })
@@ -277,21 +281,18 @@ impl Probe {
 
 /// One segment's phrase bonus.
 struct SegmentBonus {
-    /// The phrase's scorer, where positions are read (`None` when the bound is exact).
+    /// The phrase's scorer, where positions are read; `None`: the bound is the phrase's score.
     probe: Option<Probe>,
     max: Score,
     /// Postings of the terms that bound the phrase ([`Bonus`]), with frequencies.
     words: Vec<SegmentPostings>,
-    /// The bound is the phrase's score.
-    exact: bool,
     fieldnorms: FieldNormReader,
     bm25: Bm25Weight,
 }
 
 impl SegmentBonus {
     /// The most the phrase can score in `doc`: BM25 of its rarest word's (or pair's) frequency
-    /// there (0 when one is missing), without reading positions; with [`SegmentBonus::exact`],
-    /// its score.
+    /// there (0 when one is missing), without reading positions; without a probe, its score.
     fn bound(&mut self, doc: DocId) -> Score {
         let mut least = u32::MAX;
         for w in &mut self.words {
@@ -301,7 +302,7 @@ impl SegmentBonus {
             least = least.min(w.term_freq());
         }
         let score = self.bm25.score(self.fieldnorms.fieldnorm_id(doc), least);
-        if self.exact {
+        if self.probe.is_none() {
             score
         } else {
             score * (1.0 + 1e-4) + f32::EPSILON
@@ -336,27 +337,27 @@ impl Collector for Ranked {
         let mut bonuses = Vec::new();
         for b in &self.bonuses {
             // A phrase scorer starts by looking for its first match, reading positions: not
-            // when the pair tells all.
-            let probe = match b.exact {
-                true => None,
-                false => Probe::new(b.weight.scorer(reader, 1.0)?),
+            // when the pair tells all. A phrase the segment never holds adds nothing.
+            let probe = match &b.weight {
+                None => None,
+                Some(weight) => match Probe::new(weight.scorer(reader, 1.0)?) {
+                    None => continue,
+                    found => found,
+                },
             };
-            if b.exact || probe.is_some() {
-                let mut words = Vec::with_capacity(b.terms.len());
-                for t in &b.terms {
-                    let inverted = reader.inverted_index(t.field())?;
-                    words.extend(inverted.read_postings(t, IndexRecordOption::WithFreqs)?);
-                }
-                if words.len() == b.terms.len() {
-                    bonuses.push(SegmentBonus {
-                        probe,
-                        max: b.max,
-                        words,
-                        exact: b.exact,
-                        fieldnorms: reader.get_fieldnorms_reader(b.field)?,
-                        bm25: b.bm25.clone(),
-                    });
-                }
+            let mut words = Vec::with_capacity(b.terms.len());
+            for t in &b.terms {
+                let inverted = reader.inverted_index(t.field())?;
+                words.extend(inverted.read_postings(t, IndexRecordOption::WithFreqs)?);
+            }
+            if words.len() == b.terms.len() {
+                bonuses.push(SegmentBonus {
+                    probe,
+                    max: b.max,
+                    words,
+                    fieldnorms: reader.get_fieldnorms_reader(b.field)?,
+                    bm25: b.bm25.clone(),
+                });
             }
         }
         let mut words = Vec::with_capacity(self.all_words.len());
@@ -551,11 +552,12 @@ impl SegmentRanked {
             // Positions only where the words' frequencies leave the phrase able to lift the
             // record onto the page.
             let bound = b.bound(doc);
-            if b.exact {
+            let Some(probe) = &mut b.probe else {
                 added += bound;
-            } else if bound > 0.0
+                continue;
+            };
+            if bound > 0.0
                 && floor.is_none_or(|f| rounded(score + added + bound + possible) >= f.0.0)
-                && let Some(probe) = &mut b.probe
                 && probe.at(doc)
             {
                 added += probe.scorer.score();

@@ -730,13 +730,10 @@ fn an_index_of_an_earlier_format_or_schema_is_discarded_for_a_rebuild() {
             })
             .expect("apply");
     }
-    {
-        let index = Index::open_in_dir(dir.path()).expect("raw");
-        let mut writer: IndexWriter = index.writer(15_000_000).expect("writer");
-        let mut prepared = writer.prepare_commit().expect("prepare");
-        prepared.set_payload(&format!(r#"{{"format":{},"position":42}}"#, FORMAT - 1));
-        prepared.commit().expect("commit");
-    }
+    commit_payload(
+        &Index::open_in_dir(dir.path()).expect("raw"),
+        &format!(r#"{{"format":{},"position":42}}"#, FORMAT - 1),
+    );
     let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
     assert!(reason.is_some_and(|r| r.contains("format")));
     assert_eq!(index.applied().expect("applied"), None);
@@ -748,12 +745,17 @@ fn an_index_of_an_earlier_format_or_schema_is_discarded_for_a_rebuild() {
         let mut b = Schema::builder();
         b.add_text_field("id", STRING | STORED);
         let index = Index::create_in_dir(dir.path(), b.build()).expect("old");
-        let mut writer: IndexWriter = index.writer(15_000_000).expect("writer");
-        let mut prepared = writer.prepare_commit().expect("prepare");
-        prepared.set_payload(r#"{"format":8,"position":42}"#);
-        prepared.commit().expect("commit");
+        commit_payload(&index, r#"{"format":8,"position":42}"#);
     }
     let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
     assert!(reason.is_some());
     assert_eq!(index.applied().expect("applied"), None);
+}
+
+/// Commits `payload` to a raw tantivy index, as another version of the server would have.
+fn commit_payload(index: &Index, payload: &str) {
+    let mut writer: IndexWriter = index.writer(15_000_000).expect("writer");
+    let mut prepared = writer.prepare_commit().expect("prepare");
+    prepared.set_payload(payload);
+    prepared.commit().expect("commit");
 }
