@@ -42,6 +42,11 @@ pub struct TagCounts {
 /// matched.
 pub const DENSE_MATCHES: u32 = 16;
 
+/// A segment is counted from the documents that did *not* match when fewer than one in this
+/// many of its documents are such: a value's count is its posting list's length less the
+/// unmatched documents holding it, read from the fast field.
+pub const FEW_UNMATCHED: u32 = 8;
+
 /// Value ordinals spanned by one segment's counting array beyond which a map is used instead.
 const MAX_DENSE: u64 = 1 << 18;
 
@@ -158,9 +163,12 @@ impl SegmentCollector for SegmentCounts {
             return BTreeMap::new();
         }
         let many = self.matches.len() as u64 * u64::from(DENSE_MATCHES) > u64::from(self.max_doc);
+        let unmatched = u64::from(self.max_doc).saturating_sub(self.matches.len() as u64);
+        let nearly_all = unmatched * u64::from(FEW_UNMATCHED) < u64::from(self.max_doc);
         match &self.inverted {
+            Some(inverted) if nearly_all && self.column.is_some() => self.by_complement(inverted),
             Some(inverted) if many => self.by_postings(inverted),
-            _ => self.by_column(),
+            _ => self.by_column(self.matches.iter().copied()),
         }
     }
 }
@@ -221,9 +229,60 @@ impl SegmentCounts {
         out
     }
 
-    /// Counts the matches' values from the fast field: an array over the spans' ordinals (a
+    /// Counts nearly every document's values: each value's documents (its posting list's
+    /// length, deleted ones included) less the documents that did not match holding it
+    /// ([`SegmentCounts::by_column`] over the gaps between the matches, which come in order;
+    /// deleted documents are among the gaps, as they never match).
+    fn by_complement(
+        &self,
+        inverted: &tantivy::InvertedIndexReader,
+    ) -> BTreeMap<String, HashMap<String, u64>> {
+        let mut next = 0;
+        let gaps = self.matches.iter().flat_map(|&doc| {
+            let from = next;
+            next = doc + 1;
+            from..doc
+        });
+        let tail = self.matches.last().map_or(0, |&d| d + 1)..self.max_doc;
+        let missing = self.by_column(gaps.chain(tail));
+        let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
+        for tag in &self.tags {
+            let none = HashMap::new();
+            let missing = missing.get(tag).unwrap_or(&none);
+            let from = format!("{tag}\u{0}");
+            let to = format!("{tag}\u{1}");
+            let Ok(mut stream) = inverted
+                .terms()
+                .range()
+                .ge(from.as_bytes())
+                .lt(to.as_bytes())
+                .into_stream()
+            else {
+                continue;
+            };
+            while stream.advance() {
+                let Ok(value) = std::str::from_utf8(&stream.key()[from.len()..]) else {
+                    continue;
+                };
+                let all = u64::from(stream.value().doc_freq);
+                let n = all.saturating_sub(missing.get(value).copied().unwrap_or(0));
+                if n > 0 {
+                    *out.entry(tag.clone())
+                        .or_default()
+                        .entry(value.to_string())
+                        .or_default() += n;
+                }
+            }
+        }
+        out
+    }
+
+    /// Counts the values of `docs` from the fast field: an array over the spans' ordinals (a
     /// map when they are too many), turned into strings once per value that occurred.
-    fn by_column(&self) -> BTreeMap<String, HashMap<String, u64>> {
+    fn by_column(
+        &self,
+        docs: impl Iterator<Item = DocId>,
+    ) -> BTreeMap<String, HashMap<String, u64>> {
         let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
         let Some(column) = &self.column else {
             return out;
@@ -234,7 +293,7 @@ impl SegmentCounts {
             Vec::new()
         };
         let mut sparse: HashMap<u64, u32> = HashMap::new();
-        for &doc in &self.matches {
+        for doc in docs {
             for ord in column.term_ords(doc) {
                 if let Some(span) = self.spans.iter().find(|s| ord >= s.start && ord < s.end) {
                     if dense.is_empty() {

@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod facets;
+pub mod maxscore;
 pub mod merge;
 pub mod pair;
 pub mod query;

@@ -84,11 +84,11 @@ impl PairWeight {
         else {
             return Ok(None);
         };
-        Ok(Some(PairScorer {
+        Ok(Some(PairScorer::new(
             postings,
-            fieldnorms: reader.get_fieldnorms_reader(self.text)?,
-            bm25: self.bm25.as_ref().map(|b| b.boost_by(boost)),
-        }))
+            reader.get_fieldnorms_reader(self.text)?,
+            self.bm25.as_ref().map(|b| b.boost_by(boost)),
+        )))
     }
 }
 
@@ -117,11 +117,32 @@ impl Weight for PairWeight {
     }
 }
 
-/// The pair's postings, scored with the text's lengths.
-struct PairScorer {
+/// Postings scored with BM25 and the lengths of a field (for a pair, the text's): what
+/// tantivy's term scorer computes, with its bound known.
+pub struct PairScorer {
     postings: SegmentPostings,
     fieldnorms: FieldNormReader,
     bm25: Option<Bm25Weight>,
+}
+
+impl PairScorer {
+    /// `postings` scored with `bm25` and `fieldnorms` (`None`: unscored, each match 1).
+    pub fn new(
+        postings: SegmentPostings,
+        fieldnorms: FieldNormReader,
+        bm25: Option<Bm25Weight>,
+    ) -> PairScorer {
+        PairScorer {
+            postings,
+            fieldnorms,
+            bm25,
+        }
+    }
+
+    /// The most a match scores.
+    pub fn max_score(&self) -> Score {
+        self.bm25.as_ref().map_or(1.0, Bm25Weight::max_score)
+    }
 }
 
 impl DocSet for PairScorer {

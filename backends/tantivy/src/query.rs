@@ -31,6 +31,12 @@ const PHRASE_BOOST: f32 = 4.0;
 /// Longest query (in words) whose whole text earns the phrase bonus.
 const MAX_PHRASE_BONUS_WORDS: usize = 6;
 
+/// A term and its boost, where an alternative of a word is one term scored with BM25.
+pub type TermBoost = Option<(Term, f32)>;
+
+/// An alternative of a word: its query, and its term where it is one ([`TermBoost`]).
+type Alternative = (Box<dyn Query>, TermBoost);
+
 /// One thing a query asks for: a word or a phrase (its words in order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
@@ -143,6 +149,9 @@ pub struct Built {
     /// Each searched word's alternatives (the clauses of its query): a record matches a word
     /// where one of them matches, and its score is their sum.
     pub words: Vec<Vec<Box<dyn Query>>>,
+    /// Beside each of [`Built::words`]' alternatives: its term and boost when it is one term
+    /// scored with BM25 (what bounds its score), else `None`.
+    pub terms: Vec<Vec<TermBoost>>,
     /// What must not match.
     pub excluded: Vec<Box<dyn Query>>,
     /// The whole query as a phrase in the title and in the text, each with the score it adds
@@ -249,8 +258,13 @@ pub fn build(parsed: &Parsed, match_all: bool, lang: Language, f: Fields) -> Opt
     } else {
         meaningful
     };
-    let words: Vec<Vec<Box<dyn Query>>> =
-        searched.iter().map(|p| part_clauses(p, lang, f)).collect();
+    let mut words: Vec<Vec<Box<dyn Query>>> = Vec::with_capacity(searched.len());
+    let mut terms: Vec<Vec<TermBoost>> = Vec::with_capacity(searched.len());
+    for p in &searched {
+        let (queries, bounds) = part_clauses(p, lang, f).into_iter().unzip();
+        words.push(queries);
+        terms.push(bounds);
+    }
     let any = |word: &Vec<Box<dyn Query>>| -> Box<dyn Query> {
         Box::new(BooleanQuery::new(
             word.iter()
@@ -306,6 +320,7 @@ pub fn build(parsed: &Parsed, match_all: bool, lang: Language, f: Fields) -> Opt
         query: Box::new(BooleanQuery::new(top)),
         match_all,
         words,
+        terms,
         excluded,
         phrase_bonus,
     })
@@ -317,29 +332,34 @@ fn part_query(part: &Part, lang: Language, f: Fields) -> Box<dyn Query> {
     Box::new(BooleanQuery::new(
         part_clauses(part, lang, f)
             .into_iter()
-            .map(|q| (Occur::Should, q))
+            .map(|(q, _)| (Occur::Should, q))
             .collect(),
     ))
 }
 
-/// The alternatives of [`part_query`]: the part matches where one of them matches.
-fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Box<dyn Query>> {
-    let term = |field: Field, text: &str| -> Box<dyn Query> {
-        Box::new(TermQuery::new(
-            Term::from_field_text(field, text),
-            IndexRecordOption::WithFreqs,
-        ))
+/// The alternatives of [`part_query`]: the part matches where one of them matches. Each with
+/// its term and boost when it is one term ([`Built::terms`]).
+fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Alternative> {
+    let term = |field: Field, text: &str, boost: f32| -> Alternative {
+        let t = Term::from_field_text(field, text);
+        let q = Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs));
+        let q: Box<dyn Query> = match boost == 1.0 {
+            true => q,
+            false => Box::new(BoostQuery::new(q, boost)),
+        };
+        (q, Some((t, boost)))
     };
     let boosted = |q: Box<dyn Query>, b: f32| -> Box<dyn Query> { Box::new(BoostQuery::new(q, b)) };
+    let mut terms: Vec<Alternative> = Vec::new();
     let mut should: Vec<Box<dyn Query>> = Vec::new();
     let pieces: Vec<&Word> = part.words.iter().filter(|w| !w.compound).collect();
     if !part.phrase || pieces.len() == 1 {
         let w = &part.words[0].text;
         let s = analysis::stem(Some(lang), w);
-        should.push(boosted(term(f.body, w), EXACT_BOOST));
-        should.push(boosted(term(f.title, w), EXACT_BOOST * TITLE_BOOST));
-        should.push(term(f.body_stem, &s));
-        should.push(boosted(term(f.title_stem, &s), TITLE_BOOST));
+        terms.push(term(f.body, w, EXACT_BOOST));
+        terms.push(term(f.title, w, EXACT_BOOST * TITLE_BOOST));
+        terms.push(term(f.body_stem, &s, 1.0));
+        terms.push(term(f.title_stem, &s, TITLE_BOOST));
     } else {
         let phrase = |field: Field| -> Box<dyn Query> {
             Box::new(PhraseQuery::new_with_offset(
@@ -371,11 +391,11 @@ fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Box<dyn Query>> {
         }
         should.push(boosted(phrase(f.title), TITLE_BOOST));
         for whole in part.words.iter().filter(|w| w.compound) {
-            should.push(term(f.body, &whole.text));
-            should.push(boosted(term(f.title, &whole.text), TITLE_BOOST));
+            terms.push(term(f.body, &whole.text, 1.0));
+            terms.push(term(f.title, &whole.text, TITLE_BOOST));
         }
     }
-    should
+    should.into_iter().map(|q| (q, None)).chain(terms).collect()
 }
 
 /// A filter clause: matches what `q` matches, adding nothing to the score.

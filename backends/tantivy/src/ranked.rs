@@ -11,12 +11,14 @@
 //! record that can reach the page is scored as the nested query scored it, so the page is the
 //! same for less work.
 //!
-//! With `match=any` the records are found through a plain OR of the words' terms, which lets
-//! tantivy skip whole blocks of postings whose best score cannot reach the page (block-max
-//! WAND) given the threshold this collector keeps returning: the heap's floor less the most
-//! the bonuses could add. Filters and exclusions are then checked on the few records that get
-//! through. Totals and facets are counted in a separate pass that reads every match without
-//! scoring it.
+//! With `match=any` the records are found through a plain OR of the words' terms, walked by
+//! [`crate::maxscore`] with bounds that include what this collector adds (the all-words
+//! multiple, the phrases): only the postings that can lift a record onto the page are walked,
+//! the others looked up in the records found. One word is left to tantivy, which skips whole
+//! blocks of postings whose best score cannot reach the page (block-max WAND) given the
+//! threshold this collector keeps returning. Filters and exclusions are then checked on the
+//! few records that get through. Totals and facets are counted in a separate pass that reads
+//! every match without scoring it.
 //!
 //! [`query::Built`]: crate::query::Built
 
@@ -33,6 +35,8 @@ use tantivy::{
 
 use crate::{
     SCORE_BITS_DROPPED,
+    maxscore::Clause,
+    pair::PairScorer,
     query::{ALL_WORDS_BOOST, PhraseBonus},
     rounded,
 };
@@ -117,6 +121,16 @@ pub struct Ranked {
     all_words: Vec<Vec<Box<dyn Weight>>>,
     /// Phrases whose match adds to the score (title first: its postings are short).
     bonuses: Vec<Bonus>,
+    /// The words' alternatives, scored: the OR's clauses.
+    scored: Vec<Alternative>,
+}
+
+/// One alternative of a word, as the OR's clause.
+enum Alternative {
+    /// A term, scored as tantivy's term query scores it (bounded by its weight).
+    Term(tantivy::Term, Bm25Weight),
+    /// Anything else.
+    Other(Box<dyn Weight>),
 }
 
 /// What a candidate must and must not match.
@@ -212,6 +226,23 @@ impl Ranked {
                     .collect::<tantivy::Result<_>>()?,
             })
         };
+        let scored = built
+            .words
+            .iter()
+            .flatten()
+            .zip(built.terms.iter().flatten())
+            .map(|(q, term)| {
+                Ok(match term {
+                    Some((t, boost)) => Alternative::Term(
+                        t.clone(),
+                        Bm25Weight::for_terms(searcher, std::slice::from_ref(t))?.boost_by(*boost),
+                    ),
+                    None => Alternative::Other(
+                        q.weight(EnableScoring::enabled_from_searcher(searcher))?,
+                    ),
+                })
+            })
+            .collect::<tantivy::Result<_>>()?;
         Ok(Ranked {
             limit,
             offset,
@@ -220,6 +251,7 @@ impl Ranked {
             broadest,
             all_words,
             bonuses,
+            scored,
         })
     }
 }
@@ -231,6 +263,36 @@ impl Ranked {
     /// whole query and every match, with the other collectors.
     pub fn prunes(&self) -> bool {
         self.checks.is_some()
+    }
+
+    /// Whether the page is found by [`crate::maxscore`] rather than tantivy's block-max WAND:
+    /// when the collector adds bonuses (two words or more). WAND's bounds know nothing of them,
+    /// so it is given the threshold less the most they add, which prunes little; for one word
+    /// its bounds per block of postings beat MaxScore's per term (measured at 1M records).
+    fn maxscore(&self) -> bool {
+        !self.all_words.is_empty() || !self.bonuses.is_empty()
+    }
+
+    /// The OR's clauses in a segment, each bounded by `factor` times its score.
+    fn clauses(&self, reader: &SegmentReader, factor: Score) -> tantivy::Result<Vec<Clause>> {
+        let mut clauses = Vec::with_capacity(self.scored.len());
+        for alternative in &self.scored {
+            let scorer: Box<dyn Scorer> = match alternative {
+                Alternative::Term(term, bm25) => {
+                    let inverted = reader.inverted_index(term.field())?;
+                    let Some(postings) =
+                        inverted.read_postings(term, IndexRecordOption::WithFreqs)?
+                    else {
+                        continue;
+                    };
+                    let fieldnorms = reader.get_fieldnorms_reader(term.field())?;
+                    Box::new(PairScorer::new(postings, fieldnorms, Some(bm25.clone())))
+                }
+                Alternative::Other(weight) => weight.scorer(reader, 1.0)?,
+            };
+            clauses.push(Clause::scored(scorer, factor));
+        }
+        Ok(clauses)
     }
 
     /// Whether pruning the OR beats ranking the `total` matches of the whole query: not when
@@ -291,6 +353,13 @@ struct SegmentBonus {
 }
 
 impl SegmentBonus {
+    /// The records that may earn the bonus (those of its rarest bound term), as a clause of
+    /// the OR bounded by the bonus's most.
+    fn clause(&self) -> Option<Clause> {
+        let rarest = self.words.iter().min_by_key(|p| p.doc_freq())?;
+        Some(Clause::bonus(Box::new(rarest.clone()), self.max))
+    }
+
     /// The most the phrase can score in `doc`: BM25 of its rarest word's (or pair's) frequency
     /// there (0 when one is missing), without reading positions; without a probe, its score.
     fn bound(&mut self, doc: DocId) -> Score {
@@ -442,19 +511,48 @@ impl Collector for Ranked {
                 let Some((mut filters, mut excluded)) = checked(reader)? else {
                     return Ok(Vec::new());
                 };
-                weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
-                    if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
-                        top.push(doc, score);
+                if self.maxscore() {
+                    let clauses = self.clauses(reader, 1.0)?;
+                    crate::maxscore::for_each(clauses, |doc, score| {
+                        if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
+                            top.push(doc, score);
+                        }
+                        top.threshold(1.0, 0.0)
+                    });
+                } else {
+                    weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
+                        if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
+                            top.push(doc, score);
+                        }
+                        top.threshold(1.0, 0.0)
+                    })?;
+                }
+            }
+            _ if self.maxscore() => {
+                // What the collector may add: the all-words multiple where every word is in
+                // the segment, and the phrases where they can be earned.
+                let factor = if top.all_possible {
+                    1.0 + ALL_WORDS_BOOST
+                } else {
+                    1.0
+                };
+                let mut clauses = self.clauses(reader, factor)?;
+                if top.words.is_empty() || top.all_possible {
+                    clauses.extend(top.bonuses.iter().filter_map(SegmentBonus::clause));
+                }
+                crate::maxscore::for_each(clauses, |doc, score| {
+                    if passes(doc, &mut filters, &mut excluded) {
+                        top.collect(doc, score);
                     }
-                    top.threshold(false)
-                })?;
+                    top.threshold(1.0, 0.0)
+                });
             }
             _ => {
                 weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
                     if passes(doc, &mut filters, &mut excluded) {
                         top.collect(doc, score);
                     }
-                    top.threshold(top.all_possible)
+                    top.threshold_of(top.all_possible)
                 })?;
             }
         }
@@ -480,12 +578,7 @@ impl SegmentRanked {
     /// The lowest score of the words' OR a record needs to be able to enter the page, with the
     /// most its bonuses could add if it may hold `every_word` ([`Score::MIN`] while the heap has
     /// room).
-    fn threshold(&self, every_word: bool) -> Score {
-        let Some(((floor, _), _)) = self.floor() else {
-            return Score::MIN;
-        };
-        // The least score that rounds to the floor's.
-        let least = f32::from_bits(u32::try_from(floor).unwrap_or(0) << SCORE_BITS_DROPPED);
+    fn threshold_of(&self, every_word: bool) -> Score {
         let (times, bonus) = if every_word {
             (1.0 + ALL_WORDS_BOOST, self.bonus_max)
         } else if self.words.is_empty() {
@@ -494,6 +587,17 @@ impl SegmentRanked {
             // With the all-words bonus in the query, the phrase needs every word too.
             (1.0, 0.0)
         };
+        self.threshold(times, bonus)
+    }
+
+    /// The lowest score a record needs to be able to enter the page if its final score is at
+    /// most `times` its score plus `bonus` ([`Score::MIN`] while the heap has room).
+    fn threshold(&self, times: Score, bonus: Score) -> Score {
+        let Some(((floor, _), _)) = self.floor() else {
+            return Score::MIN;
+        };
+        // The least score that rounds to the floor's.
+        let least = f32::from_bits(u32::try_from(floor).unwrap_or(0) << SCORE_BITS_DROPPED);
         // A little below, for the rounding of sums in another order.
         (least - bonus) / times * (1.0 - 1e-4)
     }

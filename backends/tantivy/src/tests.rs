@@ -196,14 +196,20 @@ fn tag_filters_and_exact_facets() {
 }
 
 #[test]
-fn facets_count_the_same_for_few_and_many_matches() {
-    // Many matches are counted from posting lists, few from the fast field
-    // (facets::DENSE_MATCHES): both ways give the same counts, and deleted documents count
-    // in neither.
+fn facets_count_the_same_for_few_many_and_nearly_all_matches() {
+    // Few matches are counted from the fast field, many from posting lists
+    // (facets::DENSE_MATCHES), nearly all from posting lists' lengths less the unmatched
+    // documents (facets::FEW_UNMATCHED): every way gives the same counts, and deleted
+    // documents count in none.
     let mut docs = Vec::new();
     for n in 0..200u128 {
         let team = format!("team-{}", n % 4);
-        let words = if n < 5 { "rare common" } else { "common" };
+        let words = match (n < 5, n % 2 == 1) {
+            (true, true) => "rare half common",
+            (true, false) => "rare common",
+            (false, true) => "half common",
+            (false, false) => "common",
+        };
         let d = tagged(doc(n, "x.txt", words), "team", &[&team]);
         docs.push(tagged(
             d,
@@ -238,6 +244,12 @@ fn facets_count_the_same_for_few_and_many_matches() {
         few["color"],
         vec![("blue".to_string(), 2), ("red".to_string(), 1)]
     );
+    let many = facets("half");
+    assert_eq!(
+        many["team"],
+        vec![("team-1".to_string(), 50), ("team-3".to_string(), 50)]
+    );
+    assert_eq!(many["color"], vec![("blue".to_string(), 100)]);
     let many = facets("common");
     assert_eq!(
         many["team"],

@@ -1,0 +1,257 @@
+//! The records of an OR that can still reach a page, by MaxScore (Turtle and Flood, 1995, as
+//! Lucene's disjunctions do it): each clause has an upper bound of what it adds to a record's
+//! final score. Ordered by bound, the clauses whose bounds together stay under the page's
+//! threshold are *non-essential*: a record holding only those cannot reach the page, so only
+//! the other clauses' postings are walked, and the non-essential ones are looked up in the
+//! records found, most valuable first, until the record's bound drops under the threshold.
+//!
+//! Unlike tantivy's block-max WAND, which needs a pure OR of terms, the bounds here can include
+//! what the page's collector adds on top of the OR's score: a multiple of it for records
+//! holding every word, and a phrase bonus, whose clause is the postings of a term every
+//! record earning it holds (the word pair for two short words). Two words found in nearly every
+//! record then walk the records holding their pair, not every record.
+
+use tantivy::{DocId, DocSet, Score, TERMINATED, query::Scorer};
+
+use crate::pair::PairScorer;
+
+/// What a clause reads.
+enum Docs {
+    /// A part of the OR: its score is part of the record's.
+    Scored(Box<dyn Scorer>),
+    /// Records that can earn a bonus the caller computes; the clause's bound is its most.
+    Bonus(Box<dyn DocSet>),
+}
+
+/// One clause of the OR with the most it adds to a record's final score.
+pub struct Clause {
+    docs: Docs,
+    /// The most the clause adds to the final score of a record holding it.
+    max: Score,
+    /// The final score's multiple of the clause's score (its bound's, for the bound).
+    factor: Score,
+}
+
+impl Clause {
+    /// A part of the OR whose score counts `factor` times at most in the final score. Its bound
+    /// is the BM25 weight of scored postings; a scorer of another kind is unbounded (always
+    /// walked).
+    pub fn scored(scorer: Box<dyn Scorer>, factor: Score) -> Clause {
+        let max = scorer
+            .downcast_ref::<PairScorer>()
+            .map_or(Score::INFINITY, PairScorer::max_score);
+        Clause {
+            docs: Docs::Scored(scorer),
+            max: max * factor,
+            factor,
+        }
+    }
+
+    /// Records that may earn a bonus of at most `max`: those of `docs`.
+    pub fn bonus(docs: Box<dyn DocSet>, max: Score) -> Clause {
+        Clause {
+            docs: Docs::Bonus(docs),
+            max,
+            factor: 1.0,
+        }
+    }
+
+    fn doc(&self) -> DocId {
+        match &self.docs {
+            Docs::Scored(s) => s.doc(),
+            Docs::Bonus(p) => p.doc(),
+        }
+    }
+
+    fn advance(&mut self) -> DocId {
+        match &mut self.docs {
+            Docs::Scored(s) => s.advance(),
+            Docs::Bonus(p) => p.advance(),
+        }
+    }
+
+    /// Moves to the first record at or after `target` (never back).
+    fn seek(&mut self, target: DocId) -> DocId {
+        match &mut self.docs {
+            Docs::Scored(s) if s.doc() < target => s.seek(target),
+            Docs::Bonus(p) if p.doc() < target => p.seek(target),
+            _ => self.doc(),
+        }
+    }
+
+    /// On a record it holds: its part of the OR's score (0 for a bonus) and of the bound.
+    fn score(&mut self) -> (Score, Score) {
+        match &mut self.docs {
+            Docs::Scored(s) => {
+                let score = s.score();
+                (score, score * self.factor)
+            }
+            Docs::Bonus(_) => (0.0, self.max),
+        }
+    }
+}
+
+/// Calls `visit(doc, score)` in document order for every record holding a clause whose bound
+/// reaches the threshold `visit` last returned ([`Score::MIN`] at first: every record), with
+/// the record's OR score (the sum of its scored clauses' scores). A record whose bound is under
+/// the threshold is skipped. `visit` may raise the threshold, never lower it.
+pub fn for_each(mut clauses: Vec<Clause>, mut visit: impl FnMut(DocId, Score) -> Score) {
+    clauses.retain(|c| c.doc() != TERMINATED);
+    clauses.sort_by(|a, b| a.max.total_cmp(&b.max));
+    // below[i]: the most the clauses before i add together.
+    let mut below = Vec::with_capacity(clauses.len() + 1);
+    let mut sum: Score = 0.0;
+    below.push(sum);
+    for c in &clauses {
+        sum += c.max;
+        below.push(sum);
+    }
+    let mut threshold = Score::MIN;
+    // Clauses before `essential` cannot bring a record to the threshold on their own.
+    let mut essential = 0;
+    loop {
+        while essential < clauses.len() && below[essential + 1] < threshold {
+            essential += 1;
+        }
+        let Some(doc) = clauses[essential..].iter().map(Clause::doc).min() else {
+            return;
+        };
+        if doc == TERMINATED {
+            return;
+        }
+        let mut score: Score = 0.0;
+        let mut bound = below[essential];
+        for c in &mut clauses[essential..] {
+            if c.doc() == doc {
+                let (s, b) = c.score();
+                score += s;
+                bound += b;
+            }
+        }
+        if bound >= threshold {
+            // The non-essential clauses, the largest first, while the record can still reach.
+            let mut i = essential;
+            while i > 0 && bound >= threshold {
+                i -= 1;
+                let c = &mut clauses[i];
+                bound -= c.max;
+                if c.seek(doc) == doc {
+                    let (s, b) = c.score();
+                    score += s;
+                    bound += b;
+                }
+            }
+            if bound >= threshold {
+                threshold = threshold.max(visit(doc, score));
+            }
+        }
+        for c in &mut clauses[essential..] {
+            if c.doc() == doc {
+                c.advance();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scorer over fixed documents and scores (not a term: unbounded unless wrapped).
+    struct Fixed {
+        docs: Vec<(DocId, Score)>,
+        at: usize,
+    }
+
+    impl DocSet for Fixed {
+        fn advance(&mut self) -> DocId {
+            self.at += 1;
+            self.doc()
+        }
+        fn doc(&self) -> DocId {
+            self.docs.get(self.at).map_or(TERMINATED, |d| d.0)
+        }
+        fn size_hint(&self) -> u32 {
+            self.docs.len() as u32
+        }
+    }
+
+    impl Scorer for Fixed {
+        fn score(&mut self) -> Score {
+            self.docs[self.at].1
+        }
+    }
+
+    fn fixed(docs: &[(DocId, Score)]) -> Clause {
+        Clause::scored(
+            Box::new(Fixed {
+                docs: docs.to_vec(),
+                at: 0,
+            }),
+            1.0,
+        )
+    }
+
+    fn docs(docs: &[DocId]) -> Box<dyn DocSet> {
+        Box::new(Fixed {
+            docs: docs.iter().map(|&d| (d, 0.0)).collect(),
+            at: 0,
+        })
+    }
+
+    fn bounded(docs: &[(DocId, Score)], factor: Score) -> Clause {
+        let mut c = fixed(docs);
+        c.factor = factor;
+        c.max = docs.iter().map(|d| d.1).fold(0.0, Score::max) * factor;
+        c
+    }
+
+    #[test]
+    fn every_record_is_visited_with_its_sum_while_nothing_prunes() {
+        let mut seen = Vec::new();
+        for_each(
+            vec![
+                fixed(&[(1, 1.0), (4, 2.0)]),
+                fixed(&[(2, 0.5), (4, 0.25)]),
+                Clause::bonus(docs(&[2, 9]), 3.0),
+            ],
+            |doc, score| {
+                seen.push((doc, score));
+                Score::MIN
+            },
+        );
+        assert_eq!(seen, vec![(1, 1.0), (2, 0.5), (4, 2.25), (9, 0.0)]);
+    }
+
+    #[test]
+    fn records_whose_bound_is_under_the_threshold_are_skipped_and_the_rest_scored_fully() {
+        // Threshold 5 after the first record: a record with only the small clause (bound 1)
+        // cannot reach it; one with the bonus (bound 1 + 2 x 2 + 4) can, and is scored with
+        // every clause it holds.
+        let small = bounded(&[(0, 1.0), (3, 1.0), (5, 0.5), (7, 1.0)], 1.0);
+        let doubled = bounded(&[(0, 2.0), (5, 2.0), (6, 1.0)], 2.0);
+        let bonus = Clause::bonus(docs(&[5, 7]), 4.0);
+        let mut seen = Vec::new();
+        for_each(vec![small, doubled, bonus], |doc, score| {
+            seen.push((doc, score));
+            5.0
+        });
+        // 0: first record. 3: bound 1 < 5, skipped. 5: 0.5 + 2 (bound 0.5 + 4 + 4). 6: bound
+        // 2 + 1 < 5 without the bonus, skipped. 7: bound 1 + 4 = 5, visited.
+        assert_eq!(seen, vec![(0, 3.0), (5, 2.5), (7, 1.0)]);
+    }
+
+    #[test]
+    fn the_threshold_never_goes_down() {
+        let mut seen = Vec::new();
+        let mut thresholds = vec![10.0, 0.0].into_iter();
+        for_each(
+            vec![bounded(&[(0, 1.0), (1, 1.0), (2, 1.0)], 1.0)],
+            |doc, _| {
+                seen.push(doc);
+                thresholds.next().unwrap_or(0.0)
+            },
+        );
+        assert_eq!(seen, vec![0]);
+    }
+}
