@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod facets;
+pub mod matches;
 pub mod maxscore;
 pub mod merge;
 pub mod pair;
@@ -676,11 +677,18 @@ impl SearchIndex for TantivyIndex {
                     // Every match counted (no scores), then the page found through the words'
                     // OR, pruned (see `ranked`).
                     let (total, facet_counts) = if q.facet_tags.is_empty() {
-                        // Alone, `Count` walks the matches without a collector call for each.
-                        let total = searcher.search(&query, &Count).map_err(backend)?;
-                        (total, BTreeMap::new())
+                        let total = match top.every_match(&Count) {
+                            Some(every) => searcher.search(&query, &every),
+                            None => searcher.search(&query, &Count),
+                        };
+                        (total.map_err(backend)?, BTreeMap::new())
                     } else {
-                        searcher.search(&query, &(Count, facets)).map_err(backend)?
+                        let both = (Count, facets);
+                        match top.every_match(&both) {
+                            Some(every) => searcher.search(&query, &every),
+                            None => searcher.search(&query, &both),
+                        }
+                        .map_err(backend)?
                     };
                     let mut top = top;
                     let top = if top.worth_pruning(total) {

@@ -26,6 +26,8 @@ enum Docs {
 /// One clause of the OR with the most it adds to a record's final score.
 pub struct Clause {
     docs: Docs,
+    /// The document `docs` is on (kept here: the walk compares it for every record).
+    doc: DocId,
     /// The most the clause adds to the final score of a record holding it.
     max: Score,
     /// The final score's multiple of the clause's score (its bound's, for the bound).
@@ -41,6 +43,7 @@ impl Clause {
             .downcast_ref::<PairScorer>()
             .map_or(Score::INFINITY, PairScorer::max_score);
         Clause {
+            doc: scorer.doc(),
             docs: Docs::Scored(scorer),
             max: max * factor,
             factor,
@@ -50,6 +53,7 @@ impl Clause {
     /// Records that may earn a bonus of at most `max`: those of `docs`.
     pub fn bonus(docs: Box<dyn DocSet>, max: Score) -> Clause {
         Clause {
+            doc: docs.doc(),
             docs: Docs::Bonus(docs),
             max,
             factor: 1.0,
@@ -57,26 +61,26 @@ impl Clause {
     }
 
     fn doc(&self) -> DocId {
-        match &self.docs {
-            Docs::Scored(s) => s.doc(),
-            Docs::Bonus(p) => p.doc(),
-        }
+        self.doc
     }
 
     fn advance(&mut self) -> DocId {
-        match &mut self.docs {
+        self.doc = match &mut self.docs {
             Docs::Scored(s) => s.advance(),
             Docs::Bonus(p) => p.advance(),
-        }
+        };
+        self.doc
     }
 
     /// Moves to the first record at or after `target` (never back).
     fn seek(&mut self, target: DocId) -> DocId {
-        match &mut self.docs {
-            Docs::Scored(s) if s.doc() < target => s.seek(target),
-            Docs::Bonus(p) if p.doc() < target => p.seek(target),
-            _ => self.doc(),
+        if self.doc < target {
+            self.doc = match &mut self.docs {
+                Docs::Scored(s) => s.seek(target),
+                Docs::Bonus(p) => p.seek(target),
+            };
         }
+        self.doc
     }
 
     /// On a record it holds: its part of the OR's score (0 for a bonus) and of the bound.

@@ -35,6 +35,7 @@ use tantivy::{
 
 use crate::{
     SCORE_BITS_DROPPED,
+    matches::{EveryMatch, Part},
     maxscore::Clause,
     pair::PairScorer,
     query::{ALL_WORDS_BOOST, PhraseBonus},
@@ -123,6 +124,8 @@ pub struct Ranked {
     bonuses: Vec<Bonus>,
     /// The words' alternatives, scored: the OR's clauses.
     scored: Vec<Alternative>,
+    /// The words' alternatives, for counting every match.
+    parts: Vec<Part>,
 }
 
 /// One alternative of a word, as the OR's clause.
@@ -243,6 +246,18 @@ impl Ranked {
                 })
             })
             .collect::<tantivy::Result<_>>()?;
+        let parts = built
+            .words
+            .iter()
+            .flatten()
+            .zip(built.terms.iter().flatten())
+            .map(|(q, term)| {
+                Ok(match term {
+                    Some((t, _)) => Part::Term(t.clone()),
+                    None => Part::Other(unscored(q.as_ref())?),
+                })
+            })
+            .collect::<tantivy::Result<_>>()?;
         Ok(Ranked {
             limit,
             offset,
@@ -252,6 +267,7 @@ impl Ranked {
             all_words,
             bonuses,
             scored,
+            parts,
         })
     }
 }
@@ -293,6 +309,19 @@ impl Ranked {
             clauses.push(Clause::scored(scorer, factor));
         }
         Ok(clauses)
+    }
+
+    /// Every match of the query, given to `inner` (a count, facets): the records holding a
+    /// word's alternative that pass the filters and hold no excluded word, read as a bitset
+    /// ([`crate::matches`]); `None` unless the page [`Ranked::prunes`].
+    pub fn every_match<'a, C>(&'a self, inner: &'a C) -> Option<EveryMatch<'a, C>> {
+        let checks = self.checks.as_ref()?;
+        Some(EveryMatch {
+            inner,
+            parts: &self.parts,
+            filters: &checks.filters,
+            excluded: &checks.excluded,
+        })
     }
 
     /// Whether pruning the OR beats ranking the `total` matches of the whole query: not when

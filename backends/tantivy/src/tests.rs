@@ -540,7 +540,7 @@ fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
             })
             .expect("apply");
     }
-    let (mut compared, mut full_pages, mut pruned) = (0, 0, 0);
+    let (mut compared, mut full_pages, mut pruned, mut counted) = (0, 0, 0, 0);
     for text in [
         "alpha beta",
         "beta alpha",
@@ -593,6 +593,23 @@ fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
             let mut clauses = index.filters(&q);
             clauses.push((Occur::Must, built.query.box_clone()));
             let whole: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+            // Every match read as a bitset counts and facets as the whole query does.
+            let both = (
+                Count,
+                facets::TagCounts {
+                    field: crate::TAG_VALUES.to_string(),
+                    facet_field: index.fields.tags,
+                    tags: vec!["team".into()],
+                },
+            );
+            if let Some(every) = top.every_match(&both) {
+                assert_eq!(
+                    searcher.search(&whole, &every).expect("every match"),
+                    searcher.search(&whole, &both).expect("count"),
+                    "{text:?} team {team:?}"
+                );
+                counted += 1;
+            }
             let mut top = top;
             let searched: Box<dyn Query> = if top.prunes()
                 && top.worth_pruning(searcher.search(&whole, &Count).expect("count"))
@@ -618,6 +635,7 @@ fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
     // exclusions leave out most records holding a word, a quoted phrase is searched or
     // `match=all` is asked.
     assert!((40..=70).contains(&pruned), "{pruned} pruned");
+    assert!(counted >= pruned, "{counted} counted from bitsets");
     // Through the interface too: the first page of a two-word query is the reference's.
     for text in ["alpha beta", "beta gam"] {
         let hits = index.search(&query(text)).expect("search");
