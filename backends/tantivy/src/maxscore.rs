@@ -95,6 +95,18 @@ impl Clause {
     }
 }
 
+/// The OR score of `doc` (the sum of the scored clauses holding it), moving every clause to
+/// it or past it: for documents in increasing order.
+pub fn score_at(clauses: &mut [Clause], doc: DocId) -> Score {
+    let mut score = 0.0;
+    for c in clauses {
+        if c.seek(doc) == doc {
+            score += c.score().0;
+        }
+    }
+    score
+}
+
 /// Calls `visit(doc, score)` in document order for every record holding a clause whose bound
 /// reaches the threshold `visit` last returned ([`Score::MIN`] at first: every record), with
 /// the record's OR score (the sum of its scored clauses' scores). A record whose bound is under

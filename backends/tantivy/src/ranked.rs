@@ -112,13 +112,14 @@ pub struct Ranked {
     /// words' OR and prunes; `None`: it is the whole query (`match=all`, or a quoted phrase
     /// among the words, which rules out block-max WAND), every match is collected.
     checks: Option<Checks>,
-    /// The records holding every word, scored, when one word is rare enough that visiting them
-    /// first is cheap: the page then knows its best complete matches before the OR is pruned.
-    every_word: Option<Box<dyn Weight>>,
+    /// The records holding every word are visited first, when one word is rare enough that
+    /// this is cheap (those of the rarest word, [`Ranked::all_words`]' first): the page then
+    /// knows its best complete matches before the OR is pruned.
+    every_word: bool,
     /// Records of the words' most frequent term, in every workspace.
     broadest: u64,
     /// Each word's alternatives, when a record holding every word scores [`ALL_WORDS_BOOST`]
-    /// times its score more (empty: no such bonus).
+    /// times its score more (empty: no such bonus); the rarest word first.
     all_words: Vec<Vec<Box<dyn Weight>>>,
     /// Phrases whose match adds to the score (title first: its postings are short).
     bonuses: Vec<Bonus>,
@@ -155,7 +156,7 @@ impl Ranked {
         let unscored = |q: &dyn Query| -> tantivy::Result<Box<dyn Weight>> {
             q.weight(EnableScoring::disabled_from_searcher(searcher))
         };
-        let all_words = built
+        let mut all_words = built
             .all_words()
             .iter()
             .map(|word| {
@@ -178,6 +179,7 @@ impl Ranked {
         // The least frequent word: an upper bound of its records (the sum over its forms).
         // The most frequent term: a lower bound of the OR's records, filters aside.
         let (mut rarest, mut broadest) = (u64::MAX, 0u64);
+        let mut records_of = Vec::with_capacity(built.words.len());
         for word in &built.words {
             let mut records = 0u64;
             for q in word {
@@ -190,6 +192,14 @@ impl Ranked {
                 }
             }
             rarest = rarest.min(records);
+            records_of.push(records);
+        }
+        // Rarest first: a record missing a word is then known by its first words.
+        if all_words.len() == records_of.len() {
+            let mut by_rarity: Vec<(u64, Vec<Box<dyn Weight>>)> =
+                records_of.into_iter().zip(all_words).collect();
+            by_rarity.sort_by_key(|(records, _)| *records);
+            all_words = by_rarity.into_iter().map(|(_, word)| word).collect();
         }
         if built.all_words().is_empty() {
             rarest = u64::MAX;
@@ -208,12 +218,9 @@ impl Ranked {
             narrow |= terms.is_empty() || records.saturating_mul(2) < broadest;
         }
         let prunes = prunes && !narrow;
-        let every_word = match built.every_word() {
-            Some(every) if prunes && rarest.saturating_mul(RARE_WORD) <= searcher.num_docs() => {
-                Some(every.weight(EnableScoring::enabled_from_searcher(searcher))?)
-            }
-            _ => None,
-        };
+        let every_word = !all_words.is_empty()
+            && prunes
+            && rarest.saturating_mul(RARE_WORD) <= searcher.num_docs();
         let checks = if !prunes {
             None
         } else {
@@ -289,6 +296,23 @@ impl Ranked {
         !self.all_words.is_empty() || !self.bonuses.is_empty()
     }
 
+    /// Probes of each of `words`' alternatives in a segment (those it holds).
+    fn word_probes(
+        &self,
+        words: &[Vec<Box<dyn Weight>>],
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Vec<Vec<Probe>>> {
+        let mut out = Vec::with_capacity(words.len());
+        for word in words {
+            let mut probes = Vec::with_capacity(word.len());
+            for w in word {
+                probes.extend(Probe::new(w.scorer(reader, 1.0)?));
+            }
+            out.push(probes);
+        }
+        Ok(out)
+    }
+
     /// The OR's clauses in a segment, each bounded by `factor` times its score.
     fn clauses(&self, reader: &SegmentReader, factor: Score) -> tantivy::Result<Vec<Clause>> {
         let mut clauses = Vec::with_capacity(self.scored.len());
@@ -333,7 +357,7 @@ impl Ranked {
             return true;
         }
         self.checks = None;
-        self.every_word = None;
+        self.every_word = false;
         false
     }
 }
@@ -458,14 +482,7 @@ impl Collector for Ranked {
                 });
             }
         }
-        let mut words = Vec::with_capacity(self.all_words.len());
-        for word in &self.all_words {
-            let mut probes = Vec::with_capacity(word.len());
-            for w in word {
-                probes.extend(Probe::new(w.scorer(reader, 1.0)?));
-            }
-            words.push(probes);
-        }
+        let words = self.word_probes(&self.all_words, reader)?;
         let all_possible = !words.is_empty() && words.iter().all(|w| !w.is_empty());
         Ok(SegmentRanked {
             segment,
@@ -528,34 +545,45 @@ impl Collector for Ranked {
         let Some((mut filters, mut excluded)) = checked(reader)? else {
             return Ok(Vec::new());
         };
-        match &self.every_word {
-            Some(every) if top.all_possible => {
-                // The complete matches first, then the OR pruned for records missing a word,
-                // which earn no bonus.
-                every.for_each(reader, &mut |doc, score| {
-                    if passes(doc, &mut filters, &mut excluded) {
-                        top.collect_complete(doc, score);
+        match self.every_word {
+            true if top.all_possible => {
+                // The complete matches first: the rarest word's records holding every other
+                // word (looked up rarest first), scored by every clause.
+                let mut rarest = Vec::new();
+                for w in &self.all_words[0] {
+                    let scorer = w.scorer(reader, 1.0)?;
+                    if scorer.doc() != TERMINATED {
+                        rarest.push(scorer);
                     }
-                })?;
+                }
+                let mut others = self.word_probes(&self.all_words[1..], reader)?;
+                let mut scored = self.clauses(reader, 1.0)?;
+                while let Some(doc) = rarest.iter().map(|s| s.doc()).min() {
+                    if doc == TERMINATED {
+                        break;
+                    }
+                    if others.iter_mut().all(|w| w.iter_mut().any(|p| p.at(doc)))
+                        && passes(doc, &mut filters, &mut excluded)
+                    {
+                        top.collect_complete(doc, crate::maxscore::score_at(&mut scored, doc));
+                    }
+                    for s in &mut rarest {
+                        if s.doc() == doc {
+                            s.advance();
+                        }
+                    }
+                }
+                // Then the OR pruned for records missing a word, which earn no bonus.
                 let Some((mut filters, mut excluded)) = checked(reader)? else {
                     return Ok(Vec::new());
                 };
-                if self.maxscore() {
-                    let clauses = self.clauses(reader, 1.0)?;
-                    crate::maxscore::for_each(clauses, |doc, score| {
-                        if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
-                            top.push(doc, score);
-                        }
-                        top.threshold(1.0, 0.0)
-                    });
-                } else {
-                    weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
-                        if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
-                            top.push(doc, score);
-                        }
-                        top.threshold(1.0, 0.0)
-                    })?;
-                }
+                let clauses = self.clauses(reader, 1.0)?;
+                crate::maxscore::for_each(clauses, |doc, score| {
+                    if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
+                        top.push(doc, score);
+                    }
+                    top.threshold(1.0, 0.0)
+                });
             }
             _ if self.maxscore() => {
                 // What the collector may add: the all-words multiple where every word is in
