@@ -17,7 +17,10 @@ use crate::pair::PairScorer;
 
 /// What a clause reads.
 enum Docs {
-    /// A part of the OR: its score is part of the record's.
+    /// A term of the OR: its score is part of the record's (called directly: most clauses
+    /// are terms).
+    Term(Box<PairScorer>),
+    /// Another part of the OR.
     Scored(Box<dyn Scorer>),
     /// Records that can earn a bonus the caller computes; the clause's bound is its most.
     Bonus(Box<dyn DocSet>),
@@ -35,18 +38,28 @@ pub struct Clause {
 }
 
 impl Clause {
-    /// A part of the OR whose score counts `factor` times at most in the final score. Its bound
-    /// is the BM25 weight of scored postings; a scorer of another kind is unbounded (always
-    /// walked).
-    pub fn scored(scorer: Box<dyn Scorer>, factor: Score) -> Clause {
-        let max = scorer
-            .downcast_ref::<PairScorer>()
-            .map_or(Score::INFINITY, PairScorer::max_score);
+    /// Scored postings (a term, a word pair) whose score counts `factor` times at most in the
+    /// final score, bounded by their BM25 weight.
+    pub fn term(scorer: PairScorer, factor: Score) -> Clause {
         Clause {
             doc: scorer.doc(),
-            docs: Docs::Scored(scorer),
-            max: max * factor,
+            max: scorer.max_score() * factor,
+            docs: Docs::Term(Box::new(scorer)),
             factor,
+        }
+    }
+
+    /// A part of the OR whose score counts `factor` times at most in the final score: bounded
+    /// when it is scored postings ([`Clause::term`]), else unbounded (always walked).
+    pub fn scored(scorer: Box<dyn Scorer>, factor: Score) -> Clause {
+        match scorer.downcast::<PairScorer>() {
+            Ok(term) => Clause::term(*term, factor),
+            Err(other) => Clause {
+                doc: other.doc(),
+                docs: Docs::Scored(other),
+                max: Score::INFINITY,
+                factor,
+            },
         }
     }
 
@@ -66,6 +79,7 @@ impl Clause {
 
     fn advance(&mut self) -> DocId {
         self.doc = match &mut self.docs {
+            Docs::Term(t) => t.advance(),
             Docs::Scored(s) => s.advance(),
             Docs::Bonus(p) => p.advance(),
         };
@@ -76,6 +90,7 @@ impl Clause {
     fn seek(&mut self, target: DocId) -> DocId {
         if self.doc < target {
             self.doc = match &mut self.docs {
+                Docs::Term(t) => t.seek(target),
                 Docs::Scored(s) => s.seek(target),
                 Docs::Bonus(p) => p.seek(target),
             };
@@ -86,6 +101,10 @@ impl Clause {
     /// On a record it holds: its part of the OR's score (0 for a bonus) and of the bound.
     fn score(&mut self) -> (Score, Score) {
         match &mut self.docs {
+            Docs::Term(t) => {
+                let score = t.score();
+                (score, score * self.factor)
+            }
             Docs::Scored(s) => {
                 let score = s.score();
                 (score, score * self.factor)
@@ -135,14 +154,26 @@ pub fn for_each(mut clauses: Vec<Clause>, mut visit: impl FnMut(DocId, Score) ->
         if doc == TERMINATED {
             return;
         }
+        // The record's bound from the maxima first (no scoring): most records of the essential
+        // clauses hold only some of them.
+        let mut at_most = below[essential];
+        for c in &clauses[essential..] {
+            if c.doc == doc {
+                at_most += c.max;
+            }
+        }
         let mut score: Score = 0.0;
         let mut bound = below[essential];
-        for c in &mut clauses[essential..] {
-            if c.doc() == doc {
-                let (s, b) = c.score();
-                score += s;
-                bound += b;
+        if at_most >= threshold {
+            for c in &mut clauses[essential..] {
+                if c.doc == doc {
+                    let (s, b) = c.score();
+                    score += s;
+                    bound += b;
+                }
             }
+        } else {
+            bound = at_most;
         }
         if bound >= threshold {
             // The non-essential clauses, the largest first, while the record can still reach.

@@ -317,7 +317,7 @@ impl Ranked {
     fn clauses(&self, reader: &SegmentReader, factor: Score) -> tantivy::Result<Vec<Clause>> {
         let mut clauses = Vec::with_capacity(self.scored.len());
         for alternative in &self.scored {
-            let scorer: Box<dyn Scorer> = match alternative {
+            clauses.push(match alternative {
                 Alternative::Term(term, bm25) => {
                     let inverted = reader.inverted_index(term.field())?;
                     let Some(postings) =
@@ -326,11 +326,11 @@ impl Ranked {
                         continue;
                     };
                     let fieldnorms = reader.get_fieldnorms_reader(term.field())?;
-                    Box::new(PairScorer::new(postings, fieldnorms, Some(bm25.clone())))
+                    let scorer = PairScorer::new(postings, fieldnorms, Some(bm25.clone()));
+                    Clause::term(scorer, factor)
                 }
-                Alternative::Other(weight) => weight.scorer(reader, 1.0)?,
-            };
-            clauses.push(Clause::scored(scorer, factor));
+                Alternative::Other(weight) => Clause::scored(weight.scorer(reader, 1.0)?, factor),
+            });
         }
         Ok(clauses)
     }
