@@ -39,6 +39,8 @@ pub fn time_queries(
 ) -> Timing {
     let mut times = Vec::with_capacity(queries);
     let mut total = 0u64;
+    // `INLET_BENCH_SHOW=1` prints each timed query's time, total and text (to find a slow tail).
+    let show = std::env::var("INLET_BENCH_SHOW").is_ok_and(|v| v == "1");
     for i in 0..WARMUP + queries {
         let (text, tags) = make(rng);
         let query = IndexQuery {
@@ -57,6 +59,14 @@ pub fn time_queries(
         let hits = index.search(&query).expect("search");
         if i >= WARMUP {
             times.push(t.elapsed().as_secs_f64() * 1000.0);
+            if show {
+                eprintln!(
+                    "{:8.1} ms {:>9} {:?}",
+                    t.elapsed().as_secs_f64() * 1000.0,
+                    hits.total,
+                    query.text
+                );
+            }
             total += hits.total;
         }
     }
