@@ -31,6 +31,11 @@ pub struct Clause {
     docs: Docs,
     /// The document `docs` is on (kept here: the walk compares it for every record).
     doc: DocId,
+    /// The query word the clause is an alternative of (its score is summed with the word's
+    /// other alternatives first, as tantivy's nested OR sums it).
+    word: usize,
+    /// The clause's place among the walk's clauses (the order scores are summed in).
+    order: usize,
     /// The most the clause adds to the final score of a record holding it.
     max: Score,
     /// The final score's multiple of the clause's score (its bound's, for the bound).
@@ -40,9 +45,11 @@ pub struct Clause {
 impl Clause {
     /// Scored postings (a term, a word pair) whose score counts `factor` times at most in the
     /// final score, bounded by their BM25 weight.
-    pub fn term(scorer: PairScorer, factor: Score) -> Clause {
+    pub fn term(scorer: PairScorer, word: usize, factor: Score) -> Clause {
         Clause {
             doc: scorer.doc(),
+            word,
+            order: 0,
             max: scorer.max_score() * factor,
             docs: Docs::Term(Box::new(scorer)),
             factor,
@@ -51,11 +58,13 @@ impl Clause {
 
     /// A part of the OR whose score counts `factor` times at most in the final score: bounded
     /// when it is scored postings ([`Clause::term`]), else unbounded (always walked).
-    pub fn scored(scorer: Box<dyn Scorer>, factor: Score) -> Clause {
+    pub fn scored(scorer: Box<dyn Scorer>, word: usize, factor: Score) -> Clause {
         match scorer.downcast::<PairScorer>() {
-            Ok(term) => Clause::term(*term, factor),
+            Ok(term) => Clause::term(*term, word, factor),
             Err(other) => Clause {
                 doc: other.doc(),
+                word,
+                order: 0,
                 docs: Docs::Scored(other),
                 max: Score::INFINITY,
                 factor,
@@ -67,6 +76,8 @@ impl Clause {
     pub fn bonus(docs: Box<dyn DocSet>, max: Score) -> Clause {
         Clause {
             doc: docs.doc(),
+            word: usize::MAX,
+            order: 0,
             docs: Docs::Bonus(docs),
             max,
             factor: 1.0,
@@ -98,6 +109,11 @@ impl Clause {
         self.doc
     }
 
+    /// Whether the clause is part of the OR's score (not a bonus).
+    fn is_scored(&self) -> bool {
+        !matches!(self.docs, Docs::Bonus(_))
+    }
+
     /// On a record it holds: its part of the OR's score (0 for a bonus) and of the bound.
     fn score(&mut self) -> (Score, Score) {
         match &mut self.docs {
@@ -114,16 +130,43 @@ impl Clause {
     }
 }
 
-/// The OR score of `doc` (the sum of the scored clauses holding it), moving every clause to
-/// it or past it: for documents in increasing order.
+/// The scores of a record's clauses summed as tantivy's nested OR sums them: each word's
+/// alternatives in order, then the words in order. The same record gets the same bits however
+/// a walk found it (its segment's other records decide which clauses are looked up first), so
+/// its rank cannot depend on how the index is split into segments. `parts` holds (place,
+/// word, score) and is left sorted by place.
+fn canonical_sum(parts: &mut [(usize, usize, Score)]) -> Score {
+    parts.sort_unstable_by_key(|p| p.0);
+    let mut total: Score = 0.0;
+    let mut word_sum: Score = 0.0;
+    let mut word = None;
+    for &(_, w, s) in parts.iter() {
+        if word != Some(w) {
+            if word.is_some() {
+                total += word_sum;
+            }
+            word = Some(w);
+            word_sum = 0.0;
+        }
+        word_sum += s;
+    }
+    if word.is_some() {
+        total += word_sum;
+    }
+    total
+}
+
+/// The OR score of `doc` (the sum of the scored clauses holding it, [`canonical_sum`]), moving
+/// every clause to it or past it: for documents in increasing order. The clauses are in their
+/// query order.
 pub fn score_at(clauses: &mut [Clause], doc: DocId) -> Score {
-    let mut score = 0.0;
-    for c in clauses {
-        if c.seek(doc) == doc {
-            score += c.score().0;
+    let mut parts = Vec::new();
+    for (i, c) in clauses.iter_mut().enumerate() {
+        if c.is_scored() && c.seek(doc) == doc {
+            parts.push((i, c.word, c.score().0));
         }
     }
-    score
+    canonical_sum(&mut parts)
 }
 
 /// Calls `visit(doc, score)` in document order for every record holding a clause whose bound
@@ -131,8 +174,12 @@ pub fn score_at(clauses: &mut [Clause], doc: DocId) -> Score {
 /// the record's OR score (the sum of its scored clauses' scores). A record whose bound is under
 /// the threshold is skipped. `visit` may raise the threshold, never lower it.
 pub fn for_each(mut clauses: Vec<Clause>, mut visit: impl FnMut(DocId, Score) -> Score) {
+    for (i, c) in clauses.iter_mut().enumerate() {
+        c.order = i;
+    }
     clauses.retain(|c| c.doc() != TERMINATED);
     clauses.sort_by(|a, b| a.max.total_cmp(&b.max));
+    let mut parts: Vec<(usize, usize, Score)> = Vec::with_capacity(clauses.len());
     // below[i]: the most the clauses before i add together.
     let mut below = Vec::with_capacity(clauses.len() + 1);
     let mut sum: Score = 0.0;
@@ -162,13 +209,15 @@ pub fn for_each(mut clauses: Vec<Clause>, mut visit: impl FnMut(DocId, Score) ->
                 at_most += c.max;
             }
         }
-        let mut score: Score = 0.0;
+        parts.clear();
         let mut bound = below[essential];
         if at_most >= threshold {
             for c in &mut clauses[essential..] {
                 if c.doc == doc {
                     let (s, b) = c.score();
-                    score += s;
+                    if c.is_scored() {
+                        parts.push((c.order, c.word, s));
+                    }
                     bound += b;
                 }
             }
@@ -184,12 +233,14 @@ pub fn for_each(mut clauses: Vec<Clause>, mut visit: impl FnMut(DocId, Score) ->
                 bound -= c.max;
                 if c.seek(doc) == doc {
                     let (s, b) = c.score();
-                    score += s;
+                    if c.is_scored() {
+                        parts.push((c.order, c.word, s));
+                    }
                     bound += b;
                 }
             }
             if bound >= threshold {
-                threshold = threshold.max(visit(doc, score));
+                threshold = threshold.max(visit(doc, canonical_sum(&mut parts)));
             }
         }
         for c in &mut clauses[essential..] {
@@ -235,6 +286,7 @@ mod tests {
                 docs: docs.to_vec(),
                 at: 0,
             }),
+            0,
             1.0,
         )
     }

@@ -123,8 +123,9 @@ pub struct Ranked {
     all_words: Vec<Vec<Box<dyn Weight>>>,
     /// Phrases whose match adds to the score (title first: its postings are short).
     bonuses: Vec<Bonus>,
-    /// The words' alternatives, scored: the OR's clauses.
-    scored: Vec<Alternative>,
+    /// The words' alternatives, scored, each with its word's place in the query: the OR's
+    /// clauses.
+    scored: Vec<(usize, Alternative)>,
     /// The words' alternatives, for counting every match.
     parts: Vec<Part>,
 }
@@ -239,18 +240,23 @@ impl Ranked {
         let scored = built
             .words
             .iter()
-            .flatten()
+            .enumerate()
+            .flat_map(|(word, qs)| qs.iter().map(move |q| (word, q)))
             .zip(built.terms.iter().flatten())
-            .map(|(q, term)| {
-                Ok(match term {
-                    Some((t, boost)) => Alternative::Term(
-                        t.clone(),
-                        Bm25Weight::for_terms(searcher, std::slice::from_ref(t))?.boost_by(*boost),
-                    ),
-                    None => Alternative::Other(
-                        q.weight(EnableScoring::enabled_from_searcher(searcher))?,
-                    ),
-                })
+            .map(|((word, q), term)| {
+                Ok((
+                    word,
+                    match term {
+                        Some((t, boost)) => Alternative::Term(
+                            t.clone(),
+                            Bm25Weight::for_terms(searcher, std::slice::from_ref(t))?
+                                .boost_by(*boost),
+                        ),
+                        None => Alternative::Other(
+                            q.weight(EnableScoring::enabled_from_searcher(searcher))?,
+                        ),
+                    },
+                ))
             })
             .collect::<tantivy::Result<_>>()?;
         let parts = built
@@ -316,7 +322,7 @@ impl Ranked {
     /// The OR's clauses in a segment, each bounded by `factor` times its score.
     fn clauses(&self, reader: &SegmentReader, factor: Score) -> tantivy::Result<Vec<Clause>> {
         let mut clauses = Vec::with_capacity(self.scored.len());
-        for alternative in &self.scored {
+        for (word, alternative) in &self.scored {
             clauses.push(match alternative {
                 Alternative::Term(term, bm25) => {
                     let inverted = reader.inverted_index(term.field())?;
@@ -327,9 +333,11 @@ impl Ranked {
                     };
                     let fieldnorms = reader.get_fieldnorms_reader(term.field())?;
                     let scorer = PairScorer::new(postings, fieldnorms, Some(bm25.clone()));
-                    Clause::term(scorer, factor)
+                    Clause::term(scorer, *word, factor)
                 }
-                Alternative::Other(weight) => Clause::scored(weight.scorer(reader, 1.0)?, factor),
+                Alternative::Other(weight) => {
+                    Clause::scored(weight.scorer(reader, 1.0)?, *word, factor)
+                }
             });
         }
         Ok(clauses)
