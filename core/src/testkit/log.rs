@@ -134,6 +134,44 @@ pub async fn write_log_replays_every_write(store: &dyn RecordStore) {
     assert!(rebuilt.applied().unwrap().is_some());
 }
 
+/// A backlog of more than a page is applied in fewer commits than pages (pages are gathered
+/// up to [`crate::index::COMMIT_CHANGES`] entries), and the follower ends at the log's head
+/// with every live record, records deleted after their page was written included.
+pub async fn a_backlog_is_applied_in_commits_of_several_pages(store: &dyn RecordStore) {
+    use crate::index::{BATCH, SearchIndex, catch_up, rebuild};
+    let followed = ModelIndex::default();
+    rebuild(store, &followed, &mut |_| {}).await.unwrap();
+    let (_, scope) = new_source(store).await;
+    store
+        .open_sync(scope, OpenOperation::StartInitial)
+        .await
+        .unwrap();
+    let written = 2 * BATCH + BATCH / 2;
+    for i in 0..written {
+        store
+            .put_record(write(scope, &format!("r{i:04}"), Some(1), None))
+            .await
+            .unwrap();
+    }
+    for i in 0..10 {
+        store
+            .delete_record(&key(scope, &format!("r{i:04}")))
+            .await
+            .unwrap();
+    }
+    let progress = catch_up(store, &followed).await.unwrap();
+    assert_eq!(progress.position, store.log_head().await.unwrap());
+    assert_eq!(followed.applied().unwrap(), Some(progress.position));
+    assert!(
+        (1..3).contains(&progress.commits),
+        "{} commits for 3 pages",
+        progress.commits
+    );
+    let ids = followed.external_ids(scope.source_id);
+    assert_eq!(ids.len(), written - 10);
+    assert_eq!(ids[0], "r0010");
+}
+
 /// Log pages: positions grow, a record appears once (at its last write, with its state now),
 /// and reading one entry at a time sees the same entries as reading them all at once.
 pub async fn write_log_pages_in_position_order(store: &dyn RecordStore) {

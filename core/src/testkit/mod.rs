@@ -215,6 +215,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@search $make, $cleanup, $index, search_requests_are_checked_and_built);
         $crate::conformance_tests!(@case $make, $cleanup, write_log_replays_every_write, ref);
         $crate::conformance_tests!(@case $make, $cleanup, write_log_pages_in_position_order, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, a_backlog_is_applied_in_commits_of_several_pages, ref);
         $crate::conformance_tests!(@case $make, $cleanup, ingest_write_rules_table, ref);
         $crate::conformance_tests!(@case $make, $cleanup, ingest_checksum_skip_table, ref);
         $crate::conformance_tests!(@case $make, $cleanup, ingest_removal_guard_table, ref);
