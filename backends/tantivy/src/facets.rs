@@ -183,50 +183,25 @@ impl SegmentCounts {
         for &doc in &self.matches {
             matched.insert(doc);
         }
-        let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
         let mut buffer = [0 as DocId; tantivy::COLLECT_BLOCK_BUFFER_LEN];
-        for tag in &self.tags {
-            // A facet term is `tag\0value`; `tag\x01` is past every value of the tag.
-            let from = format!("{tag}\u{0}");
-            let to = format!("{tag}\u{1}");
-            let Ok(mut stream) = inverted
-                .terms()
-                .range()
-                .ge(from.as_bytes())
-                .lt(to.as_bytes())
-                .into_stream()
+        self.by_value(inverted, |_, _, info| {
+            let Ok(mut postings) =
+                inverted.read_postings_from_terminfo(info, IndexRecordOption::Basic)
             else {
-                continue;
+                return 0;
             };
-            while stream.advance() {
-                let Ok(value) = std::str::from_utf8(&stream.key()[from.len()..]) else {
-                    continue;
-                };
-                let Ok(mut postings) =
-                    inverted.read_postings_from_terminfo(stream.value(), IndexRecordOption::Basic)
-                else {
-                    continue;
-                };
-                let mut n = 0u64;
-                loop {
-                    let filled = postings.fill_buffer(&mut buffer);
-                    n += buffer[..filled]
-                        .iter()
-                        .filter(|&&doc| matched.contains(doc))
-                        .count() as u64;
-                    if filled < buffer.len() || postings.doc() == TERMINATED {
-                        break;
-                    }
-                }
-                if n > 0 {
-                    *out.entry(tag.clone())
-                        .or_default()
-                        .entry(value.to_string())
-                        .or_default() += n;
+            let mut n = 0u64;
+            loop {
+                let filled = postings.fill_buffer(&mut buffer);
+                n += buffer[..filled]
+                    .iter()
+                    .filter(|&&doc| matched.contains(doc))
+                    .count() as u64;
+                if filled < buffer.len() || postings.doc() == TERMINATED {
+                    return n;
                 }
             }
-        }
-        out
+        })
     }
 
     /// Counts nearly every document's values: each value's documents (its posting list's
@@ -245,10 +220,23 @@ impl SegmentCounts {
         });
         let tail = self.matches.last().map_or(0, |&d| d + 1)..self.max_doc;
         let missing = self.by_column(gaps.chain(tail));
+        let none = HashMap::new();
+        self.by_value(inverted, |tag, value, info| {
+            let unmatched = missing.get(tag).unwrap_or(&none).get(value);
+            u64::from(info.doc_freq).saturating_sub(unmatched.copied().unwrap_or(0))
+        })
+    }
+
+    /// Counts each value of the wanted tags with `count(tag, value, its facet term)`, from
+    /// the facet field's terms (`tag\0value`), keeping the values counted above 0.
+    fn by_value(
+        &self,
+        inverted: &tantivy::InvertedIndexReader,
+        mut count: impl FnMut(&str, &str, &tantivy::postings::TermInfo) -> u64,
+    ) -> BTreeMap<String, HashMap<String, u64>> {
         let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
         for tag in &self.tags {
-            let none = HashMap::new();
-            let missing = missing.get(tag).unwrap_or(&none);
+            // A facet term is `tag\0value`; `tag\x01` is past every value of the tag.
             let from = format!("{tag}\u{0}");
             let to = format!("{tag}\u{1}");
             let Ok(mut stream) = inverted
@@ -264,8 +252,7 @@ impl SegmentCounts {
                 let Ok(value) = std::str::from_utf8(&stream.key()[from.len()..]) else {
                     continue;
                 };
-                let all = u64::from(stream.value().doc_freq);
-                let n = all.saturating_sub(missing.get(value).copied().unwrap_or(0));
+                let n = count(tag, value, stream.value());
                 if n > 0 {
                     *out.entry(tag.clone())
                         .or_default()
