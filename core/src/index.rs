@@ -27,7 +27,7 @@ use crate::{
 };
 
 /// A record as the index keeps it: what search filters, ranks and shows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IndexDoc {
     /// The record's id.
     pub record_id: Uuid,
@@ -428,20 +428,9 @@ mod tests {
     fn doc(record: u128, source: u128, content: &str) -> IndexDoc {
         IndexDoc {
             record_id: Uuid::from_u128(record),
-            workspace_id: WorkspaceId::default(),
             source_id: Uuid::from_u128(source),
-            object_type_id: Uuid::nil(),
-            external_id: record.to_string(),
-            title: String::new(),
-            file_name: None,
-            url: None,
             content: content.into(),
-            tags: BTreeMap::new(),
-            rows: vec![],
-            created_ms: 0,
-            modified_ms: 0,
-            created_filter_ms: 0,
-            modified_filter_ms: 0,
+            ..IndexDoc::default()
         }
     }
 

@@ -13,11 +13,12 @@ use tantivy::{
 
 /// What a record must hold one of: a term (read from its postings in blocks), or anything else
 /// (read through its scorer).
-pub enum Part {
+#[derive(Clone, Copy)]
+pub enum Part<'a> {
     /// One term.
-    Term(Term),
-    /// Any query, unscored.
-    Other(Box<dyn Weight>),
+    Term(&'a Term),
+    /// Any query's weight.
+    Other(&'a dyn Weight),
 }
 
 /// Feeds `inner` every record that holds one of `parts`, matches every one of `filters` and
@@ -26,7 +27,7 @@ pub struct EveryMatch<'a, C> {
     /// What the matches are given to (a count, facets).
     pub inner: &'a C,
     /// A record matches when it holds one of these.
-    pub parts: &'a [Part],
+    pub parts: Vec<Part<'a>>,
     /// ...and every one of these, unscored.
     pub filters: &'a [Box<dyn Weight>],
     /// ...and none of these, unscored.
@@ -48,7 +49,7 @@ impl Bits {
     }
 
     /// Adds the documents of `part`.
-    fn add(&mut self, reader: &SegmentReader, part: &Part) -> tantivy::Result<()> {
+    fn add(&mut self, reader: &SegmentReader, part: Part) -> tantivy::Result<()> {
         match part {
             Part::Term(term) => {
                 let inverted = reader.inverted_index(term.field())?;
@@ -145,7 +146,7 @@ impl<C: Collector> Collector for EveryMatch<'_, C> {
         reader: &SegmentReader,
     ) -> tantivy::Result<<C::Child as SegmentCollector>::Fruit> {
         let mut bits = Bits::new(reader.max_doc());
-        for part in self.parts {
+        for &part in &self.parts {
             bits.add(reader, part)?;
         }
         for filter in self.filters {

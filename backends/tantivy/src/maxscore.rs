@@ -13,13 +13,13 @@
 
 use tantivy::{DocId, DocSet, Score, TERMINATED, query::Scorer};
 
-use crate::pair::PairScorer;
+use crate::pair::ScoredPostings;
 
 /// What a clause reads.
 enum Docs {
     /// A term of the OR: its score is part of the record's (called directly: most clauses
     /// are terms).
-    Term(Box<PairScorer>),
+    Term(Box<ScoredPostings>),
     /// Another part of the OR.
     Scored(Box<dyn Scorer>),
     /// Records that can earn a bonus the caller computes; the clause's bound is its most.
@@ -45,7 +45,7 @@ pub struct Clause {
 impl Clause {
     /// Scored postings (a term, a word pair) whose score counts `factor` times at most in the
     /// final score, bounded by their BM25 weight.
-    pub fn term(scorer: PairScorer, word: usize, factor: Score) -> Clause {
+    pub fn term(scorer: ScoredPostings, word: usize, factor: Score) -> Clause {
         Clause {
             doc: scorer.doc(),
             word,
@@ -59,7 +59,7 @@ impl Clause {
     /// A part of the OR whose score counts `factor` times at most in the final score: bounded
     /// when it is scored postings ([`Clause::term`]), else unbounded (always walked).
     pub fn scored(scorer: Box<dyn Scorer>, word: usize, factor: Score) -> Clause {
-        match scorer.downcast::<PairScorer>() {
+        match scorer.downcast::<ScoredPostings>() {
             Ok(term) => Clause::term(*term, word, factor),
             Err(other) => Clause {
                 doc: other.doc(),
@@ -342,15 +342,17 @@ mod tests {
 
     #[test]
     fn the_threshold_never_goes_down() {
+        // The third record's visit returns a lower threshold than the second's: the fourth,
+        // whose bound (1) is under the higher one, is still skipped.
         let mut seen = Vec::new();
-        let mut thresholds = vec![10.0, 0.0].into_iter();
+        let mut thresholds = vec![1.0, 10.0, 0.0].into_iter();
         for_each(
-            vec![bounded(&[(0, 1.0), (1, 1.0), (2, 1.0)], 1.0)],
+            vec![fixed(&[(0, 20.0), (1, 20.0), (2, 20.0), (3, 1.0)])],
             |doc, _| {
                 seen.push(doc);
                 thresholds.next().unwrap_or(0.0)
             },
         );
-        assert_eq!(seen, vec![0]);
+        assert_eq!(seen, vec![0, 1, 2]);
     }
 }

@@ -77,14 +77,14 @@ impl PairWeight {
         &self,
         reader: &SegmentReader,
         boost: Score,
-    ) -> tantivy::Result<Option<PairScorer>> {
+    ) -> tantivy::Result<Option<ScoredPostings>> {
         let Some(postings) = reader
             .inverted_index(self.pair.field())?
             .read_postings(&self.pair, IndexRecordOption::WithFreqs)?
         else {
             return Ok(None);
         };
-        Ok(Some(PairScorer::new(
+        Ok(Some(ScoredPostings::new(
             postings,
             reader.get_fieldnorms_reader(self.text)?,
             self.bm25.as_ref().map(|b| b.boost_by(boost)),
@@ -118,21 +118,22 @@ impl Weight for PairWeight {
 }
 
 /// Postings scored with BM25 and the lengths of a field (for a pair, the text's): what
-/// tantivy's term scorer computes, with its bound known.
-pub struct PairScorer {
+/// tantivy's term scorer computes, with its bound known (tantivy's own scorer type is private,
+/// so [`crate::maxscore`] walks terms with this one too).
+pub struct ScoredPostings {
     postings: SegmentPostings,
     fieldnorms: FieldNormReader,
     bm25: Option<Bm25Weight>,
 }
 
-impl PairScorer {
+impl ScoredPostings {
     /// `postings` scored with `bm25` and `fieldnorms` (`None`: unscored, each match 1).
     pub fn new(
         postings: SegmentPostings,
         fieldnorms: FieldNormReader,
         bm25: Option<Bm25Weight>,
-    ) -> PairScorer {
-        PairScorer {
+    ) -> ScoredPostings {
+        ScoredPostings {
             postings,
             fieldnorms,
             bm25,
@@ -145,7 +146,7 @@ impl PairScorer {
     }
 }
 
-impl DocSet for PairScorer {
+impl DocSet for ScoredPostings {
     fn advance(&mut self) -> DocId {
         self.postings.advance()
     }
@@ -163,7 +164,7 @@ impl DocSet for PairScorer {
     }
 }
 
-impl Scorer for PairScorer {
+impl Scorer for ScoredPostings {
     fn score(&mut self) -> Score {
         match &self.bm25 {
             Some(bm25) => bm25.score(

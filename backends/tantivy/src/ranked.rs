@@ -37,7 +37,7 @@ use crate::{
     SCORE_BITS_DROPPED,
     matches::{EveryMatch, Part},
     maxscore::Clause,
-    pair::PairScorer,
+    pair::ScoredPostings,
     query::{ALL_WORDS_BOOST, PhraseBonus},
     rounded,
 };
@@ -97,11 +97,11 @@ impl Bonus {
 
 /// The best `limit` matches, skipping the first `offset`, each with its bonuses.
 ///
-/// With `match=any` the collector is given the words' OR ([`query::Built::any_word`]) to search
-/// with, and checks filters and exclusions itself on the records that can reach the page: a
-/// pure OR of words lets tantivy skip the blocks of postings whose best score cannot reach the
-/// page (block-max WAND), with the threshold this collector returns. Totals and facets come
-/// from a separate pass over [`query::Built::query`] and the filters, without scores.
+/// With `match=any` the collector walks the words' OR itself ([`crate::maxscore`]; one word:
+/// the OR [`query::Built::any_word`] it is searched with, pruned by tantivy), and checks
+/// filters and exclusions on the records that can reach the page. Totals and facets come from
+/// a separate pass ([`Ranked::every_match`], else [`query::Built::query`] and the filters),
+/// without scores.
 ///
 /// [`query::Built::any_word`]: crate::query::Built::any_word
 /// [`query::Built::query`]: crate::query::Built::query
@@ -124,10 +124,8 @@ pub struct Ranked {
     /// Phrases whose match adds to the score (title first: its postings are short).
     bonuses: Vec<Bonus>,
     /// The words' alternatives, scored, each with its word's place in the query: the OR's
-    /// clauses.
+    /// clauses, and what every match holds one of.
     scored: Vec<(usize, Alternative)>,
-    /// The words' alternatives, for counting every match.
-    parts: Vec<Part>,
 }
 
 /// One alternative of a word, as the OR's clause.
@@ -259,18 +257,6 @@ impl Ranked {
                 ))
             })
             .collect::<tantivy::Result<_>>()?;
-        let parts = built
-            .words
-            .iter()
-            .flatten()
-            .zip(built.terms.iter().flatten())
-            .map(|(q, term)| {
-                Ok(match term {
-                    Some((t, _)) => Part::Term(t.clone()),
-                    None => Part::Other(unscored(q.as_ref())?),
-                })
-            })
-            .collect::<tantivy::Result<_>>()?;
         Ok(Ranked {
             limit,
             offset,
@@ -280,7 +266,6 @@ impl Ranked {
             all_words,
             bonuses,
             scored,
-            parts,
         })
     }
 }
@@ -332,7 +317,7 @@ impl Ranked {
                         continue;
                     };
                     let fieldnorms = reader.get_fieldnorms_reader(term.field())?;
-                    let scorer = PairScorer::new(postings, fieldnorms, Some(bm25.clone()));
+                    let scorer = ScoredPostings::new(postings, fieldnorms, Some(bm25.clone()));
                     Clause::term(scorer, *word, factor)
                 }
                 Alternative::Other(weight) => {
@@ -350,7 +335,14 @@ impl Ranked {
         let checks = self.checks.as_ref()?;
         Some(EveryMatch {
             inner,
-            parts: &self.parts,
+            parts: self
+                .scored
+                .iter()
+                .map(|(_, alternative)| match alternative {
+                    Alternative::Term(term, _) => Part::Term(term),
+                    Alternative::Other(weight) => Part::Other(weight.as_ref()),
+                })
+                .collect(),
             filters: &checks.filters,
             excluded: &checks.excluded,
         })
@@ -590,7 +582,7 @@ impl Collector for Ranked {
                     if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
                         top.push(doc, score);
                     }
-                    top.threshold(1.0, 0.0)
+                    top.threshold()
                 });
             }
             _ if self.maxscore() => {
@@ -609,15 +601,16 @@ impl Collector for Ranked {
                     if passes(doc, &mut filters, &mut excluded) {
                         top.collect(doc, score);
                     }
-                    top.threshold(1.0, 0.0)
+                    top.threshold()
                 });
             }
             _ => {
+                // One word, no bonus: the OR's score is the final one.
                 weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
                     if passes(doc, &mut filters, &mut excluded) {
                         top.collect(doc, score);
                     }
-                    top.threshold_of(top.all_possible)
+                    top.threshold()
                 })?;
             }
         }
@@ -640,31 +633,16 @@ impl SegmentRanked {
         self.heap.peek().map(|Reverse(entry)| *entry)
     }
 
-    /// The lowest score of the words' OR a record needs to be able to enter the page, with the
-    /// most its bonuses could add if it may hold `every_word` ([`Score::MIN`] while the heap has
-    /// room).
-    fn threshold_of(&self, every_word: bool) -> Score {
-        let (times, bonus) = if every_word {
-            (1.0 + ALL_WORDS_BOOST, self.bonus_max)
-        } else if self.words.is_empty() {
-            (1.0, self.bonus_max)
-        } else {
-            // With the all-words bonus in the query, the phrase needs every word too.
-            (1.0, 0.0)
-        };
-        self.threshold(times, bonus)
-    }
-
-    /// The lowest score a record needs to be able to enter the page if its final score is at
-    /// most `times` its score plus `bonus` ([`Score::MIN`] while the heap has room).
-    fn threshold(&self, times: Score, bonus: Score) -> Score {
+    /// The lowest final score a record needs to be able to enter the page ([`Score::MIN`]
+    /// while the heap has room); what the walks are given bounds final scores.
+    fn threshold(&self) -> Score {
         let Some(((floor, _), _)) = self.floor() else {
             return Score::MIN;
         };
         // The least score that rounds to the floor's.
         let least = f32::from_bits(u32::try_from(floor).unwrap_or(0) << SCORE_BITS_DROPPED);
         // A little below, for the rounding of sums in another order.
-        (least - bonus) / times * (1.0 - 1e-4)
+        least * (1.0 - 1e-4)
     }
 
     /// A record known to hold every word, with its words' score.

@@ -19,7 +19,7 @@
 //!   fresh PostgreSQL schema beside a second replica, and visibility is timed on both.
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{HashMap, HashSet},
     path::PathBuf,
     time::{Duration, Instant},
 };
@@ -213,15 +213,8 @@ fn inlet_index(docs: &[Doc]) -> impl FnMut(&str) -> Vec<String> {
             object_type_id: Uuid::from_u128(3),
             external_id: d.id.clone(),
             title: d.title.clone(),
-            file_name: None,
-            url: None,
             content: d.body.clone(),
-            tags: BTreeMap::new(),
-            rows: vec![],
-            created_ms: 0,
-            modified_ms: 0,
-            created_filter_ms: 0,
-            modified_filter_ms: 0,
+            ..IndexDoc::default()
         })
         .collect();
     index
