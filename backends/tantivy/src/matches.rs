@@ -5,7 +5,8 @@
 //! a virtual call; for twelve words found in most records that was most of the query's time.
 
 use tantivy::{
-    COLLECT_BLOCK_BUFFER_LEN, DocId, DocSet, SegmentOrdinal, SegmentReader, Term,
+    COLLECT_BLOCK_BUFFER_LEN, DocId, DocSet, InvertedIndexReader, SegmentOrdinal, SegmentReader,
+    Term,
     collector::{Collector, SegmentCollector},
     query::Weight,
     schema::IndexRecordOption,
@@ -48,29 +49,71 @@ impl Bits {
         }
     }
 
-    /// Adds the documents of `part`.
-    fn add(&mut self, reader: &SegmentReader, part: Part) -> tantivy::Result<()> {
-        match part {
-            Part::Term(term) => {
-                let inverted = reader.inverted_index(term.field())?;
-                let Some(mut block) =
-                    inverted.read_block_postings(term, IndexRecordOption::Basic)?
-                else {
-                    return Ok(());
-                };
-                loop {
-                    let docs = block.docs();
-                    if docs.is_empty() {
-                        return Ok(());
-                    }
-                    for &doc in docs {
-                        self.insert(doc);
-                    }
-                    block.advance();
-                }
-            }
-            Part::Other(weight) => self.add_docs(weight.scorer(reader, 1.0)?.as_mut()),
+    /// Every document of a segment of `max_doc`.
+    fn fill(&mut self, max_doc: DocId) {
+        self.0.fill(u64::MAX);
+        let tail = max_doc % 64;
+        if let (Some(last), true) = (self.0.last_mut(), tail != 0) {
+            *last = (1 << tail) - 1;
         }
+    }
+
+    /// Documents in the set.
+    fn len(&self) -> u64 {
+        self.0.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// Adds the documents of `term`, whose posting list is `inverted`'s.
+    fn add_term(&mut self, inverted: &InvertedIndexReader, term: &Term) -> tantivy::Result<()> {
+        let Some(mut block) = inverted.read_block_postings(term, IndexRecordOption::Basic)? else {
+            return Ok(());
+        };
+        loop {
+            let docs = block.docs();
+            if docs.is_empty() {
+                return Ok(());
+            }
+            for &doc in docs {
+                self.insert(doc);
+            }
+            block.advance();
+        }
+    }
+
+    /// Adds the documents of `parts`: the terms with the most documents first, stopping when
+    /// the set holds the whole segment (a word found in nearly every record fills it, and the
+    /// other words' postings need not be read).
+    fn add_parts(&mut self, reader: &SegmentReader, parts: &[Part]) -> tantivy::Result<()> {
+        let max_doc = reader.max_doc();
+        let mut terms = Vec::new();
+        for &part in parts {
+            match part {
+                Part::Term(term) => {
+                    let inverted = reader.inverted_index(term.field())?;
+                    let docs = match inverted.get_term_info(term)? {
+                        Some(info) => info.doc_freq,
+                        None => continue,
+                    };
+                    terms.push((docs, inverted, term));
+                }
+                Part::Other(weight) => self.add_docs(weight.scorer(reader, 1.0)?.as_mut())?,
+            }
+        }
+        terms.sort_by_key(|(docs, ..)| std::cmp::Reverse(*docs));
+        let mut added = 0u64;
+        for (docs, inverted, term) in terms {
+            if docs >= max_doc {
+                self.fill(max_doc);
+                return Ok(());
+            }
+            self.add_term(&inverted, term)?;
+            added += u64::from(docs);
+            // Counting costs a pass over the set: only once the postings read could cover it.
+            if added >= u64::from(max_doc) && self.len() == u64::from(max_doc) {
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 
     /// Adds the documents of `docs`.
@@ -146,9 +189,7 @@ impl<C: Collector> Collector for EveryMatch<'_, C> {
         reader: &SegmentReader,
     ) -> tantivy::Result<<C::Child as SegmentCollector>::Fruit> {
         let mut bits = Bits::new(reader.max_doc());
-        for &part in &self.parts {
-            bits.add(reader, part)?;
-        }
+        bits.add_parts(reader, &self.parts)?;
         for filter in self.filters {
             let only = Bits::of(filter.as_ref(), reader)?;
             for (word, keep) in bits.0.iter_mut().zip(&only.0) {
