@@ -32,7 +32,7 @@ pub fn is_cjk(c: char) -> bool {
 }
 
 /// One analyzed word of a text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Word {
     /// Folded text.
     pub text: String,
@@ -91,7 +91,80 @@ impl Run {
 
 /// The words of `text`, in order ([module docs](self)).
 pub fn words(text: &str) -> Vec<Word> {
-    let mut out = Vec::new();
+    let mut out = Words::default();
+    split(text, &mut out);
+    out.into_vec()
+}
+
+/// Items of one text (words, tokens) kept from text to text, so that their buffers are reused:
+/// a thread allocates nothing per word once it has analyzed a few texts. A clone starts empty.
+struct Reused<T> {
+    items: Vec<T>,
+    len: usize,
+}
+
+impl<T> Default for Reused<T> {
+    fn default() -> Self {
+        Reused {
+            items: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Clone for Reused<T> {
+    fn clone(&self) -> Self {
+        Reused::default()
+    }
+}
+
+impl<T: Default> Reused<T> {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// The next item: one kept from an earlier text (its fields to be overwritten), or new.
+    fn next(&mut self) -> &mut T {
+        if self.len == self.items.len() {
+            self.items.push(T::default());
+        }
+        self.len += 1;
+        &mut self.items[self.len - 1]
+    }
+
+    fn as_slice(&self) -> &[T] {
+        &self.items[..self.len]
+    }
+
+    fn into_vec(mut self) -> Vec<T> {
+        self.items.truncate(self.len);
+        self.items
+    }
+}
+
+/// A text's words.
+type Words = Reused<Word>;
+
+impl Words {
+    /// Appends a word whose folded text `write` puts in the (emptied) buffer it is given.
+    fn push(
+        &mut self,
+        write: impl FnOnce(&mut String),
+        from: usize,
+        to: usize,
+        position: usize,
+        compound: bool,
+    ) {
+        let w = self.next();
+        w.text.clear();
+        write(&mut w.text);
+        (w.from, w.to, w.position, w.compound) = (from, to, position, compound);
+    }
+}
+
+/// Splits `text` into `out` (emptied first).
+fn split(text: &str, out: &mut Words) {
+    out.clear();
     let mut position = 0usize;
     let mut run = Run::default();
     for (at, c) in text.char_indices() {
@@ -99,16 +172,8 @@ pub fn words(text: &str) -> Vec<Word> {
         if c.is_ascii_alphanumeric() || (!c.is_ascii() && c.is_alphanumeric() && !is_cjk(c)) {
             run.push(c, at, end);
         } else if is_cjk(c) {
-            flush(&mut run, &mut out, &mut position);
-            let mut folded = String::new();
-            fold_into(c, &mut folded);
-            out.push(Word {
-                text: folded,
-                from: at,
-                to: end,
-                position,
-                compound: false,
-            });
+            flush(&mut run, out, &mut position);
+            out.push(|s| fold_into(c, s), at, end, position, false);
             position += 1;
         } else if !c.is_ascii() && is_combining_mark(c) && !run.chars.is_empty() {
             // A combining mark after a letter belongs to it (and folds away).
@@ -116,11 +181,10 @@ pub fn words(text: &str) -> Vec<Word> {
                 last.2 = end;
             }
         } else {
-            flush(&mut run, &mut out, &mut position);
+            flush(&mut run, out, &mut position);
         }
     }
-    flush(&mut run, &mut out, &mut position);
-    out
+    flush(&mut run, out, &mut position);
 }
 
 /// Appends `c` folded: compatibility decomposition, lowercase, combining marks dropped.
@@ -160,7 +224,7 @@ fn parts(run: &Run) -> Vec<(usize, usize)> {
     bounds.windows(2).map(|w| (w[0], w[1])).collect()
 }
 
-fn flush(run: &mut Run, out: &mut Vec<Word>, position: &mut usize) {
+fn flush(run: &mut Run, out: &mut Words, position: &mut usize) {
     if run.chars.is_empty() {
         return;
     }
@@ -169,24 +233,13 @@ fn flush(run: &mut Run, out: &mut Vec<Word>, position: &mut usize) {
     let (from, to) = (run.chars[0].1, run.chars[n - 1].2);
     let whole = run.text(0, n);
     if pieces.len() > 1 && whole.len() <= MAX_WORD_BYTES {
-        out.push(Word {
-            text: whole.to_string(),
-            from,
-            to,
-            position: *position,
-            compound: true,
-        });
+        out.push(|s| s.push_str(whole), from, to, *position, true);
     }
     for (a, b) in pieces {
         let w = run.text(a, b);
         if !w.is_empty() && w.len() <= MAX_WORD_BYTES {
-            out.push(Word {
-                text: w.to_string(),
-                from: run.chars[a].1,
-                to: run.chars[b - 1].2,
-                position: *position,
-                compound: false,
-            });
+            let (from, to) = (run.chars[a].1, run.chars[b - 1].2);
+            out.push(|s| s.push_str(w), from, to, *position, false);
         }
         *position += 1;
     }
@@ -212,6 +265,18 @@ pub fn detect(text: &str) -> Option<Language> {
         return (text.len() <= SHORT_TEXT).then_some(Language::English);
     }
     to_language(info.lang())
+}
+
+/// The language a record's words are stemmed in: its text's ([`detect`]), or its title's when
+/// the text has no letters. Only then: a text in a language without a stemmer, or one the
+/// detector cannot place, is not stemmed in whatever its title guesses (a short file name is
+/// taken as English).
+pub fn record_language(text: &str, title: &str) -> Option<Language> {
+    if text.chars().any(char::is_alphabetic) {
+        detect(text)
+    } else {
+        detect(title)
+    }
 }
 
 /// The language of a query: detected when the detector is confident, else English (the
@@ -315,7 +380,7 @@ thread_local! {
 
 thread_local! {
     /// The last text split on this thread by an index tokenizer, and its words.
-    static LAST_SPLIT: std::cell::RefCell<(String, Vec<Word>)> = std::cell::RefCell::default();
+    static LAST_SPLIT: std::cell::RefCell<(String, Words)> = std::cell::RefCell::default();
 }
 
 /// Runs `f` with the words of `text`: a record's title and text are each indexed in several
@@ -324,12 +389,13 @@ thread_local! {
 fn with_words<R>(text: &str, f: impl FnOnce(&[Word]) -> R) -> R {
     LAST_SPLIT.with(|cell| {
         let mut last = cell.borrow_mut();
-        if last.0 != text {
-            last.1 = words(text);
-            last.0.clear();
-            last.0.push_str(text);
+        let (seen, words) = &mut *last;
+        if seen != text {
+            split(text, words);
+            seen.clear();
+            seen.push_str(text);
         }
-        f(&last.1)
+        f(words.as_slice())
     })
 }
 
@@ -571,12 +637,16 @@ pub struct InletTokenizer {
     /// threads, which index a record's fields one after the other (a search thread would
     /// keep a result's text for nothing).
     indexing: bool,
+    tokens: TokenBuffer,
 }
 
 impl InletTokenizer {
     /// The tokenizer of the indexed fields.
     pub fn for_indexing() -> InletTokenizer {
-        InletTokenizer { indexing: true }
+        InletTokenizer {
+            indexing: true,
+            tokens: TokenBuffer::default(),
+        }
     }
 }
 
@@ -599,15 +669,68 @@ impl TokenStream for VecTokenStream {
     }
 }
 
+/// A tokenizer's tokens of one text.
+type TokenBuffer = Reused<TantivyToken>;
+
+impl TokenBuffer {
+    /// Appends a token whose text `write` puts in the (emptied) buffer it is given.
+    fn push(&mut self, write: impl FnOnce(&mut String), from: usize, to: usize, position: usize) {
+        let t = self.next();
+        t.text.clear();
+        write(&mut t.text);
+        t.offset_from = from;
+        t.offset_to = to;
+        t.position = position;
+        t.position_length = 1;
+    }
+
+    /// A stream of the tokens `fill` appends to the emptied buffer.
+    fn stream(&mut self, fill: impl FnOnce(&mut TokenBuffer)) -> BufferedTokenStream<'_> {
+        self.clear();
+        fill(self);
+        BufferedTokenStream {
+            tokens: &mut self.items[..self.len],
+            next: 0,
+        }
+    }
+
+    /// Appends `w` as a token.
+    fn push_word(&mut self, w: &Word) {
+        self.push(|s| s.push_str(&w.text), w.from, w.to, w.position);
+    }
+}
+
+/// The tokens of a [`TokenBuffer`].
+pub struct BufferedTokenStream<'a> {
+    tokens: &'a mut [TantivyToken],
+    next: usize,
+}
+
+impl TokenStream for BufferedTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+    fn token(&self) -> &TantivyToken {
+        &self.tokens[self.next - 1]
+    }
+    fn token_mut(&mut self) -> &mut TantivyToken {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
 impl Tokenizer for InletTokenizer {
-    type TokenStream<'a> = VecTokenStream;
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
-        let tokens = if self.indexing {
-            with_words(text, |words| words.iter().cloned().map(to_token).collect())
-        } else {
-            words(text).into_iter().map(to_token).collect()
-        };
-        VecTokenStream { tokens, next: 0 }
+    type TokenStream<'a> = BufferedTokenStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> BufferedTokenStream<'a> {
+        let indexing = self.indexing;
+        self.tokens.stream(|tokens| {
+            let mut all = |words: &[Word]| words.iter().for_each(|w| tokens.push_word(w));
+            if indexing {
+                with_words(text, all);
+            } else {
+                all(&words(text));
+            }
+        })
     }
 }
 
@@ -639,27 +762,31 @@ fn split_language(text: &str) -> (Option<Language>, &str, usize) {
 /// Our word rules with each word stemmed in the language [`with_language`] marked the text
 /// with: one field holds every record's stems, each in its own language.
 #[derive(Clone, Default)]
-pub struct StemTokenizer;
+pub struct StemTokenizer {
+    tokens: TokenBuffer,
+}
 
 impl Tokenizer for StemTokenizer {
-    type TokenStream<'a> = VecTokenStream;
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
+    type TokenStream<'a> = BufferedTokenStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> BufferedTokenStream<'a> {
         let (lang, body, offset) = split_language(text);
-        let tokens = with_words(body, |words| {
-            with_stemmers(|stemmers| {
-                words
-                    .iter()
-                    .map(|w| {
-                        let mut t = to_token(w.clone());
-                        t.offset_from += offset;
-                        t.offset_to += offset;
-                        stemmers.stem_in_place(lang, &mut t.text);
-                        t
-                    })
-                    .collect()
+        self.tokens.stream(|tokens| {
+            with_words(body, |words| {
+                with_stemmers(|stemmers| {
+                    for w in words {
+                        tokens.push(
+                            |s| {
+                                s.push_str(&w.text);
+                                stemmers.stem_in_place(lang, s);
+                            },
+                            w.from + offset,
+                            w.to + offset,
+                            w.position,
+                        );
+                    }
+                })
             })
-        });
-        VecTokenStream { tokens, next: 0 }
+        })
     }
 }
 
@@ -682,10 +809,15 @@ pub fn paired(first: &str, second: &str) -> bool {
 /// The term of two words at consecutive positions, as [`PairTokenizer`] indexes it.
 pub fn pair(first: &str, second: &str) -> String {
     let mut s = String::with_capacity(first.len() + second.len() + 1);
-    s.push_str(first);
-    s.push(PAIR_SEPARATOR);
-    s.push_str(second);
+    pair_into(first, second, &mut s);
     s
+}
+
+/// Appends [`pair`]`(first, second)` to `out`.
+fn pair_into(first: &str, second: &str, out: &mut String) {
+    out.push_str(first);
+    out.push(PAIR_SEPARATOR);
+    out.push_str(second);
 }
 
 /// Every two words at consecutive positions as one term ([`pair`]; a compound's whole form
@@ -694,19 +826,20 @@ pub fn pair(first: &str, second: &str) -> String {
 /// without reading positions (Elasticsearch's `index_phrases`). A phrase of frequent words
 /// otherwise reads the positions of nearly every record.
 #[derive(Clone, Default)]
-pub struct PairTokenizer;
+pub struct PairTokenizer {
+    tokens: TokenBuffer,
+}
 
 impl Tokenizer for PairTokenizer {
-    type TokenStream<'a> = VecTokenStream;
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
-        let tokens = with_words(text, pairs);
-        VecTokenStream { tokens, next: 0 }
+    type TokenStream<'a> = BufferedTokenStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> BufferedTokenStream<'a> {
+        self.tokens
+            .stream(|tokens| with_words(text, |words| pairs(words, tokens)))
     }
 }
 
-/// The indexed pairs of `words` ([`PairTokenizer`]).
-fn pairs(words: &[Word]) -> Vec<TantivyToken> {
-    let mut tokens = Vec::new();
+/// Appends the indexed pairs of `words` ([`PairTokenizer`]) to `tokens`.
+fn pairs(words: &[Word], tokens: &mut TokenBuffer) {
     // Words come in position order; a position holds one word, or a compound and its
     // first part.
     for (i, first) in words.iter().enumerate() {
@@ -715,16 +848,14 @@ fn pairs(words: &[Word]) -> Vec<TantivyToken> {
             .take_while(|w| w.position <= first.position + 1)
             .filter(|w| w.position == first.position + 1 && paired(&first.text, &w.text))
         {
-            tokens.push(TantivyToken {
-                offset_from: first.from,
-                offset_to: second.to,
-                position: first.position,
-                text: pair(&first.text, &second.text),
-                position_length: 1,
-            });
+            tokens.push(
+                |s| pair_into(&first.text, &second.text, s),
+                first.from,
+                second.to,
+                first.position,
+            );
         }
     }
-    tokens
 }
 
 /// The text as one token (to run a single word through a filter).
@@ -744,17 +875,6 @@ impl Tokenizer for Verbatim {
             }],
             next: 0,
         }
-    }
-}
-
-/// A word as a tantivy token.
-pub fn to_token(w: Word) -> TantivyToken {
-    TantivyToken {
-        offset_from: w.from,
-        offset_to: w.to,
-        position: w.position,
-        text: w.text,
-        position_length: 1,
     }
 }
 
@@ -779,7 +899,8 @@ mod tests {
     #[test]
     fn pairs_are_words_at_consecutive_positions() {
         let pairs = |s: &str| -> Vec<String> {
-            let mut stream = PairTokenizer.token_stream(s);
+            let mut tokenizer = PairTokenizer::default();
+            let mut stream = tokenizer.token_stream(s);
             let mut out = Vec::new();
             while stream.advance() {
                 out.push(stream.token().text.clone());
@@ -947,9 +1068,28 @@ mod tests {
     }
 
     #[test]
+    fn a_records_language_is_its_texts_and_its_titles_only_without_text() {
+        let polish = "Wczoraj wieczorem poszliśmy z przyjaciółmi do kina, a potem do restauracji \
+                      na kolację. Film był bardzo ciekawy, chociaż trochę za długi. Jutro \
+                      planujemy wycieczkę w góry, jeżeli pogoda będzie dobra.";
+        // Polish has no Snowball stemmer: unstemmed, not stemmed as the English of a short
+        // file name.
+        assert_eq!(record_language(polish, "notes.txt"), None);
+        let french = "Le conseil municipal a approuvé hier soir le budget de la ville pour \
+                      l'année prochaine, malgré l'opposition de plusieurs élus.";
+        assert_eq!(
+            record_language(french, "budget.txt"),
+            Some(Language::French)
+        );
+        // No letters in the text: the title's language, a short one taken as English.
+        assert_eq!(record_language("1234 5678", french), Some(Language::French));
+        assert_eq!(record_language("", "notes.txt"), Some(Language::English));
+    }
+
+    #[test]
     fn the_stem_tokenizer_stems_in_the_marked_language() {
         let stems = |text: &str| -> Vec<String> {
-            let mut t = StemTokenizer;
+            let mut t = StemTokenizer::default();
             let mut stream = t.token_stream(text);
             let mut out = Vec::new();
             while stream.advance() {

@@ -47,8 +47,10 @@ use tantivy::{
 };
 use uuid::Uuid;
 
-/// Version of the schema and analysis. An index written with another is rebuilt from the store.
-pub const FORMAT: u32 = 9;
+/// Version of the schema and analysis. An index written with another is rebuilt from the store
+/// (10: a record whose text the detector cannot place, or places in a language without a
+/// stemmer, is no longer stemmed in its title's language).
+pub const FORMAT: u32 = 10;
 /// The tokenizer name our exact text fields are registered with.
 const TOKENIZER: &str = "inlet";
 /// The fast field facets are counted from ([`facets`]).
@@ -264,11 +266,11 @@ impl TantivyIndex {
         );
         index.tokenizers().register(
             STEM_TOKENIZER,
-            tantivy::tokenizer::TextAnalyzer::from(analysis::StemTokenizer),
+            tantivy::tokenizer::TextAnalyzer::from(analysis::StemTokenizer::default()),
         );
         index.tokenizers().register(
             PAIR_TOKENIZER,
-            tantivy::tokenizer::TextAnalyzer::from(analysis::PairTokenizer),
+            tantivy::tokenizer::TextAnalyzer::from(analysis::PairTokenizer::default()),
         );
         let reader = index
             .reader_builder()
@@ -294,7 +296,7 @@ impl TantivyIndex {
         // A RECORD's title is its file name normalized (ASCII only): the name as uploaded holds
         // every word of it and more, and indexing both would count the title twice.
         let title = d.file_name.clone().unwrap_or_else(|| d.title.clone());
-        let lang = analysis::detect(content).or_else(|| analysis::detect(&title));
+        let lang = analysis::record_language(content, &title);
         let mut doc = TantivyDocument::new();
         doc.add_text(f.id, d.record_id.to_string());
         doc.add_text(f.workspace, d.workspace_id.to_string());
