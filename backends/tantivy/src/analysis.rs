@@ -439,7 +439,7 @@ impl Stemmers {
             return;
         }
         let analyzer = self.analyzers.entry(lang).or_insert_with(|| {
-            TextAnalyzer::builder(Verbatim)
+            TextAnalyzer::builder(Verbatim::default())
                 .filter(Stemmer::new(lang))
                 .build()
         });
@@ -470,7 +470,9 @@ pub fn is_stopword(lang: Language, word: &str) -> bool {
     let Some(filter) = tantivy::tokenizer::StopWordFilter::new(lang) else {
         return false;
     };
-    let mut analyzer = TextAnalyzer::builder(Verbatim).filter(filter).build();
+    let mut analyzer = TextAnalyzer::builder(Verbatim::default())
+        .filter(filter)
+        .build();
     let mut stream = analyzer.token_stream(word);
     !stream.advance()
 }
@@ -647,25 +649,6 @@ impl InletTokenizer {
             indexing: true,
             tokens: TokenBuffer::default(),
         }
-    }
-}
-
-/// Tokens computed up front.
-pub struct VecTokenStream {
-    tokens: Vec<TantivyToken>,
-    next: usize,
-}
-
-impl TokenStream for VecTokenStream {
-    fn advance(&mut self) -> bool {
-        self.next += 1;
-        self.next <= self.tokens.len()
-    }
-    fn token(&self) -> &TantivyToken {
-        &self.tokens[self.next - 1]
-    }
-    fn token_mut(&mut self) -> &mut TantivyToken {
-        &mut self.tokens[self.next - 1]
     }
 }
 
@@ -860,21 +843,15 @@ fn pairs(words: &[Word], tokens: &mut TokenBuffer) {
 
 /// The text as one token (to run a single word through a filter).
 #[derive(Clone, Default)]
-struct Verbatim;
+struct Verbatim {
+    tokens: TokenBuffer,
+}
 
 impl Tokenizer for Verbatim {
-    type TokenStream<'a> = VecTokenStream;
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
-        VecTokenStream {
-            tokens: vec![TantivyToken {
-                offset_from: 0,
-                offset_to: text.len(),
-                position: 0,
-                text: text.to_string(),
-                position_length: 1,
-            }],
-            next: 0,
-        }
+    type TokenStream<'a> = BufferedTokenStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> BufferedTokenStream<'a> {
+        self.tokens
+            .stream(|tokens| tokens.push(|s| s.push_str(text), 0, text.len(), 0))
     }
 }
 
