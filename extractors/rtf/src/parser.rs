@@ -131,7 +131,18 @@ struct Group {
     /// Fallback characters after each `\uN`.
     uc: u32,
     /// Encoding of `\'hh` bytes; `None` means the document's default.
-    encoding: Option<&'static Encoding>,
+    encoding: Option<CodePage>,
+}
+
+/// How a font's `\'hh` bytes are read.
+#[derive(Debug, Clone, Copy)]
+enum CodePage {
+    /// Characters of a code page.
+    Encoding(&'static Encoding),
+    /// A symbol font's glyphs (`\fcharset2`: Symbol, Wingdings): byte `hh` is the character
+    /// Windows gives that glyph, U+F0hh (as Word writes them in `\uN`: a Symbol bullet is
+    /// `\u-3913`, U+F0B7), where decoding it in the text's code page would damage it.
+    Symbol,
 }
 
 /// One pass over an RTF document.
@@ -144,7 +155,7 @@ pub(crate) struct Parser<'a> {
     overflow: usize,
     too_deep: bool,
     default_encoding: &'static Encoding,
-    fonts: HashMap<i64, Option<&'static Encoding>>,
+    fonts: HashMap<i64, Option<CodePage>>,
     /// The font being defined in the font table.
     font_def: Option<i64>,
     /// A `{` was just read: the next control word may name a destination.
@@ -560,7 +571,7 @@ impl<'a> Parser<'a> {
                 if let Some(f) = self.font_def
                     && let Some(enc) = codepage(cp)
                 {
-                    self.fonts.insert(f, Some(enc));
+                    self.fonts.insert(f, Some(CodePage::Encoding(enc)));
                 }
             }
             _ => {}
@@ -654,15 +665,27 @@ impl<'a> Parser<'a> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let encoding = self.cur.encoding.unwrap_or(self.default_encoding);
         let pending = std::mem::take(&mut self.pending);
-        let (text, _, _) = encoding.decode(&pending);
+        let text = self.decode(&pending);
         if let Some(out) = self.text_target() {
             out.extend(text.chars().filter(|c| !c.is_control() || *c == '\t'));
         }
         self.pending = pending;
         self.pending.clear();
         self.maybe_flush(sink)
+    }
+
+    /// `bytes` read in the current font's code page.
+    fn decode<'b>(&self, bytes: &'b [u8]) -> std::borrow::Cow<'b, str> {
+        match self.cur.encoding {
+            Some(CodePage::Symbol) => bytes
+                .iter()
+                .filter_map(|&b| char::from_u32(0xF000 + u32::from(b)))
+                .collect::<String>()
+                .into(),
+            Some(CodePage::Encoding(e)) => e.decode(bytes).0,
+            None => self.default_encoding.decode(bytes).0,
+        }
     }
 
     fn maybe_flush(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
@@ -674,8 +697,7 @@ impl<'a> Parser<'a> {
 
     fn flush(&mut self, sink: &mut TextSink) -> Result<(), ExtractError> {
         if !self.pending.is_empty() {
-            let encoding = self.cur.encoding.unwrap_or(self.default_encoding);
-            let (text, _, _) = encoding.decode(&self.pending);
+            let text = self.decode(&self.pending).into_owned();
             self.out.push_str(&text);
             self.pending.clear();
         }
@@ -737,9 +759,10 @@ fn codepage(cp: i64) -> Option<&'static Encoding> {
     Encoding::for_label(label)
 }
 
-/// The encoding of an `\fcharset` value; `None` means the document's default.
-fn charset(cs: i64) -> Option<&'static Encoding> {
+/// The code page of an `\fcharset` value; `None` means the document's default.
+fn charset(cs: i64) -> Option<CodePage> {
     let cp = match cs {
+        2 => return Some(CodePage::Symbol),
         77 => 10000,
         128 => 932,
         129 => 949,
@@ -756,7 +779,7 @@ fn charset(cs: i64) -> Option<&'static Encoding> {
         238 => 1250,
         _ => return None,
     };
-    codepage(cp)
+    codepage(cp).map(CodePage::Encoding)
 }
 
 #[cfg(test)]
@@ -778,6 +801,16 @@ mod tests {
         );
         // A surrogate pair.
         assert_eq!(text("{\\rtf1 \\u-10179?\\u-8704?}"), "\u{1F600}\n");
+    }
+
+    #[test]
+    fn a_symbol_fonts_bytes_are_its_glyphs_not_the_text_code_page() {
+        // Big5 text with Symbol-font bullets, as Outlook writes them: 0xB7 alone is no Big5
+        // character; it is the Symbol bullet, U+F0B7, which Word writes as `\u-3913` too.
+        let rtf = "{\\rtf1\\ansi\\ansicpg950{\\fonttbl{\\f0\\fnil\\fcharset136 PMingLiU;}\
+                   {\\f1\\fnil\\fcharset2 Symbol;}}\\f0 {\\f1\\'b7}\\tab \\'b6\\'7d\\par \
+                   {\\f1\\u-3913\\'b7}}";
+        assert_eq!(text(rtf), "\u{F0B7}\t\u{958B}\n\u{F0B7}\n");
     }
 
     #[test]
