@@ -259,6 +259,11 @@ impl SeaOrmStore {
         )
         .await?;
         let Some(row) = row else {
+            // The UPDATE took SQLite's write lock even though it changed nothing. Released
+            // here, under the store's write guard: a dropped transaction is rolled back later,
+            // and a write transaction that began with a read (a close) fails at once, without
+            // waiting, while another connection holds the lock.
+            txn.rollback().await.map_err(db_error)?;
             return Ok(None);
         };
         let record = record_from_row(&row)?;
