@@ -9,7 +9,7 @@ use inlet_core::{
     Error, Result, WorkspaceId,
     token::{ApiToken, User, Workspace},
 };
-use sea_orm::{QueryResult, TransactionTrait};
+use sea_orm::QueryResult;
 use uuid::Uuid;
 
 #[async_trait]
@@ -151,7 +151,7 @@ impl Accounts for SeaOrmStore {
 
     async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let n = exec(
             &txn,
             self.stmt(

@@ -9,7 +9,7 @@ use inlet_core::{
     record::{self, ListQuery, Record, Scope, TouchItem},
     sync,
 };
-use sea_orm::{TransactionTrait, Value};
+use sea_orm::Value;
 
 use crate::{
     SeaOrmStore, all, db_error, exec, get, millis,
@@ -69,7 +69,7 @@ impl SeaOrmStore {
         items: &[TouchItem],
     ) -> Result<Vec<Result<()>>> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let state = self
             .object_type_state(&txn, scope, self.for_share())
             .await?;

@@ -14,7 +14,7 @@ use inlet_core::{
     source::{ObjectType, Source},
     tag::Tags,
 };
-use sea_orm::{ConnectionTrait, DbBackend, DbErr, TransactionTrait, Value};
+use sea_orm::{ConnectionTrait, DbBackend, DbErr, Value};
 use uuid::Uuid;
 
 use crate::{SeaOrmStore, all, db_error, exec, get, stmt};
@@ -185,7 +185,7 @@ impl SeaOrmStore {
         use inlet_core::store::Sources;
         self.get_source(workspace_id, source_id).await?;
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         if backend_is_pg(self) {
             // Serialize folder changes of one tree so the cycle check sees every move.
             exec(
@@ -261,7 +261,7 @@ impl SeaOrmStore {
         use inlet_core::store::Sources;
         self.get_source(workspace_id, source_id).await?;
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let folders = self.folders_of(&txn, source_id, tag).await?;
         let counts = self.folder_counts(&txn, source_id, tag).await?;
         folder::check_delete(

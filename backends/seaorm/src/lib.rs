@@ -120,6 +120,22 @@ impl SeaOrmStore {
         }
     }
 
+    /// Begins a write transaction (under [`Self::write_guard`]). On SQLite it takes the
+    /// database's write lock at once (`BEGIN IMMEDIATE`), waiting for it up to the busy timeout:
+    /// a deferred transaction that reads first fails at once with "database is locked" when it
+    /// upgrades while another connection still holds the lock, as one whose transaction was
+    /// dropped on an early return does until its rollback runs.
+    async fn begin_write(&self) -> Result<sea_orm::DatabaseTransaction, Error> {
+        use sea_orm::TransactionTrait;
+        self.db
+            .begin_with_options(sea_orm::TransactionOptions {
+                sqlite_transaction_mode: Some(sea_orm::SqliteTransactionMode::Immediate),
+                ..Default::default()
+            })
+            .await
+            .map_err(db_error)
+    }
+
     /// ` FOR UPDATE` on PostgreSQL, nothing on SQLite.
     fn for_update(&self) -> &'static str {
         match self.backend() {

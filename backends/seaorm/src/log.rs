@@ -21,7 +21,7 @@ use inlet_core::{
     record::{Record, Scope},
     time::Timestamp,
 };
-use sea_orm::{ConnectionTrait, QueryResult, TransactionTrait};
+use sea_orm::{ConnectionTrait, QueryResult};
 use uuid::Uuid;
 
 use crate::{
@@ -324,7 +324,7 @@ impl SeaOrmStore {
     /// Purges the `change_log` entries logged before `before` and raises the floor over them.
     pub(crate) async fn purge(&self, before: Timestamp) -> Result<Position> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let newest = one(
             &txn,
             self.stmt(

@@ -9,7 +9,7 @@ use inlet_core::{
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
     time,
 };
-use sea_orm::{QueryResult, TransactionTrait};
+use sea_orm::QueryResult;
 use serde::{Serialize, de::DeserializeOwned};
 use uuid::Uuid;
 
@@ -59,7 +59,7 @@ impl OAuthStore for SeaOrmStore {
 
     async fn update_client(&self, c: &OAuthClient) -> Result<bool> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let row = one(
             &txn,
             self.stmt(
@@ -91,7 +91,7 @@ impl OAuthStore for SeaOrmStore {
 
     async fn delete_client(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let n = exec(
             &txn,
             self.stmt(
@@ -124,7 +124,7 @@ impl OAuthStore for SeaOrmStore {
         logo: &Logo,
     ) -> Result<bool> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let row = one(
             &txn,
             self.stmt(

@@ -16,7 +16,7 @@ use inlet_core::{
     tag::Tags,
     time::{self},
 };
-use sea_orm::{ConnectionTrait, QueryResult, TransactionTrait, Value};
+use sea_orm::{ConnectionTrait, QueryResult, Value};
 use uuid::Uuid;
 
 use crate::{SeaOrmStore, db_error, exec, get, json_error, one};
@@ -233,7 +233,7 @@ impl SeaOrmStore {
             .as_deref()
             .filter(|m| *m != "*")
             .map(str::to_string);
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let row = one(
             &txn,
             self.stmt(
@@ -259,11 +259,6 @@ impl SeaOrmStore {
         )
         .await?;
         let Some(row) = row else {
-            // The UPDATE took SQLite's write lock even though it changed nothing. Released
-            // here, under the store's write guard: a dropped transaction is rolled back later,
-            // and a write transaction that began with a read (a close) fails at once, without
-            // waiting, while another connection holds the lock.
-            txn.rollback().await.map_err(db_error)?;
             return Ok(None);
         };
         let record = record_from_row(&row)?;
@@ -320,7 +315,7 @@ impl Records for SeaOrmStore {
         let source = self.get_source(scope.workspace_id, scope.source_id).await?;
         let tag_rows = search::tag_rows(source.object_type(scope.object_type_id), &write.tags);
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let state = self
             .object_type_state(&txn, scope, self.for_share())
             .await?;
@@ -412,7 +407,7 @@ impl Records for SeaOrmStore {
         {
             return Ok(record);
         }
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let state = self
             .object_type_state(&txn, key.scope, self.for_share())
             .await?;
@@ -463,7 +458,7 @@ impl Records for SeaOrmStore {
         inlet_core::input::check_external_id(&key.external_id)?;
         let _w = self.write_guard().await;
         self.object_type_state(&self.db, key.scope, "").await?;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let changed = one(
             &txn,
             self.stmt(

@@ -10,7 +10,7 @@ use inlet_core::{
     record::{self},
     source::Source,
 };
-use sea_orm::{ConnectionTrait, TransactionTrait};
+use sea_orm::ConnectionTrait;
 use uuid::Uuid;
 
 #[async_trait]
@@ -25,7 +25,7 @@ impl Sources for SeaOrmStore {
             return Err(record::duplicate_source(&source.external_id, existing));
         }
         let body = serde_json::to_string(source).map_err(json_error)?;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let inserted = exec(
             &txn,
             self.stmt(
@@ -63,7 +63,7 @@ impl Sources for SeaOrmStore {
         edit: record::SourceEdit,
     ) -> Result<Source> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let lock = match self.backend() {
             sea_orm::DbBackend::Postgres => " FOR UPDATE",
             _ => "",
@@ -119,7 +119,7 @@ impl Sources for SeaOrmStore {
 
     async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let source = self.get_source(workspace_id, source_id).await?;
         // Locks every object type of the source, so no write (which holds its row FOR SHARE)
         // or sync lands while the source goes.

@@ -14,14 +14,14 @@ use inlet_core::{
     sync::{self, CloseOperation, OpenOperation, SyncCounters, SyncRun, SyncState},
     time::{self},
 };
-use sea_orm::{ConnectionTrait, QueryResult, TransactionTrait};
+use sea_orm::{ConnectionTrait, QueryResult};
 use uuid::Uuid;
 
 #[async_trait]
 impl Syncs for SeaOrmStore {
     async fn open_sync(&self, scope: Scope, op: OpenOperation) -> Result<SyncRun> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let state = self
             .object_type_state(&txn, scope, self.for_update())
             .await?;
@@ -76,7 +76,7 @@ impl Syncs for SeaOrmStore {
         max_removal_percent: Option<f64>,
     ) -> Result<SyncRun> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let ot_state = self
             .object_type_state(&txn, scope, self.for_update())
             .await?;

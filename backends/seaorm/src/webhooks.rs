@@ -11,7 +11,7 @@ use inlet_core::{
     time::Timestamp,
     webhook::{self, Attempt, Delivery, DeliveryState, Event, Webhook, WebhookStore},
 };
-use sea_orm::{QueryResult, TransactionTrait, Value};
+use sea_orm::{QueryResult, Value};
 use uuid::Uuid;
 
 use crate::{SeaOrmStore, all, db_error, exec, get, one, uuid};
@@ -70,7 +70,7 @@ const DELIVERY_COLUMNS: &str = "d.id, d.webhook_id, d.workspace_id, d.event, d.b
 impl WebhookStore for SeaOrmStore {
     async fn create_webhook(&self, hook: &Webhook) -> Result<()> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         if self.backend() == sea_orm::DbBackend::Postgres {
             // Serializes registrations of one workspace, so the count below stays true.
             exec(
@@ -135,7 +135,7 @@ impl WebhookStore for SeaOrmStore {
 
     async fn delete_webhook(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         let gone = exec(
             &txn,
             self.stmt(
@@ -161,7 +161,7 @@ impl WebhookStore for SeaOrmStore {
 
     async fn queue_deliveries(&self, deliveries: &[Delivery]) -> Result<()> {
         let _w = self.write_guard().await;
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = self.begin_write().await?;
         for d in deliveries {
             exec(
                 &txn,
