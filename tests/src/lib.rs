@@ -50,18 +50,10 @@ impl TestServer {
         .await
     }
 
-    /// Starts a server over the stores `database` names.
+    /// Starts a server over the stores `database` names, its search index in memory (an
+    /// in-process server is never stopped: restarts are tested on the real process, see
+    /// [`process`]).
     pub async fn start_on(database: &str, settings: Settings) -> Self {
-        Self::start_indexed(database, settings, None).await
-    }
-
-    /// Starts a server over the stores `database` names, its search index in `index_dir`
-    /// (memory without one).
-    pub async fn start_indexed(
-        database: &str,
-        settings: Settings,
-        index_dir: Option<&std::path::Path>,
-    ) -> Self {
         let stores = open_stores(database).await.expect("open stores");
         auth::bootstrap(
             &stores.tokens,
@@ -73,7 +65,7 @@ impl TestServer {
         )
         .await
         .expect("bootstrap");
-        let index = inlet_server::indexer::open_index(index_dir).expect("open the search index");
+        let index = inlet_server::indexer::open_index(None).expect("open the search index");
         let state = AppState::new(stores, settings).with_index(index.index);
         let acceptor = TcpListener::bind("127.0.0.1:0")
             .into_acceptor()

@@ -1,6 +1,6 @@
 //! The search index as operators run it (issue: search on one tantivy index): replicas over one
-//! PostgreSQL answer alike, a deleted index directory is rebuilt to the same answers, and a
-//! close's removals leave search.
+//! PostgreSQL answer alike, and a close's removals leave search. (Restarts and a deleted index
+//! directory: `server/tests/index_dir.rs`, on the real process.)
 
 use inlet_server::config::Settings;
 use inlet_tests::{TestServer, file_form, postgres};
@@ -113,43 +113,6 @@ async fn two_replicas_over_one_postgres_answer_alike() {
     );
     drop((a, b));
     schema.drop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_deleted_index_directory_is_rebuilt_to_the_same_answers() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("inlet.db").display()
-    );
-    let index_dir = dir.path().join("inlet-index");
-    let queries = ["harbour", "cranes containers", "\"quarterly report\"", ""];
-    let before = {
-        let s = TestServer::start_indexed(&db, Settings::default(), Some(&index_dir)).await;
-        let paths = s.record_source().await;
-        upload_texts(&s, &paths).await;
-        let mut answers = Vec::new();
-        for q in queries {
-            answers.push(answer(&s, q).await);
-        }
-        answers
-    };
-    assert!(
-        index_dir.join("meta.json").exists(),
-        "the index is kept on disk"
-    );
-    // A restart resumes from the applied position: same answers.
-    {
-        let s = TestServer::start_indexed(&db, Settings::default(), Some(&index_dir)).await;
-        for (q, want) in queries.iter().zip(&before) {
-            assert_eq!(&answer(&s, q).await, want, "after a restart, {q:?}");
-        }
-    }
-    std::fs::remove_dir_all(&index_dir).unwrap();
-    let s = TestServer::start_indexed(&db, Settings::default(), Some(&index_dir)).await;
-    for (q, want) in queries.iter().zip(&before) {
-        assert_eq!(&answer(&s, q).await, want, "after a rebuild, {q:?}");
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
