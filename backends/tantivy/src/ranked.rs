@@ -22,7 +22,14 @@
 //!
 //! [`query::Built`]: crate::query::Built
 
-use std::{cmp::Reverse, collections::BinaryHeap};
+use std::{
+    cmp::Reverse,
+    collections::BinaryHeap,
+    sync::{
+        Arc,
+        atomic::{AtomicI64, Ordering},
+    },
+};
 
 use tantivy::{
     DocAddress, DocId, DocSet, Score, SeekDangerResult, SegmentOrdinal, SegmentReader, TERMINATED,
@@ -126,6 +133,34 @@ pub struct Ranked {
     /// The words' alternatives, scored, each with its word's place in the query: the OR's
     /// clauses, and what every match holds one of.
     scored: Vec<(usize, Alternative)>,
+    /// The highest floor of any segment's full heap ([`SharedFloor`]).
+    floor: SharedFloor,
+}
+
+/// The highest rounded score at the floor of a full segment heap, shared by the segments of one
+/// search (searched in parallel, and one after the other): a segment holding `limit + offset`
+/// records at or above it proves that a record of another segment scoring under it cannot reach
+/// the page, so every segment prunes with the best floor found so far (Lucene's
+/// `MaxScoreAccumulator`), not only with its own. Which records reach the page does not change:
+/// a record at the floor's score is still visited, its record id may rank it above.
+#[derive(Clone)]
+struct SharedFloor(Arc<AtomicI64>);
+
+impl SharedFloor {
+    /// No floor yet.
+    const NONE: i64 = -1;
+
+    fn new() -> SharedFloor {
+        SharedFloor(Arc::new(AtomicI64::new(Self::NONE)))
+    }
+
+    fn get(&self) -> i64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn raise(&self, floor: i64) {
+        self.0.fetch_max(floor, Ordering::Relaxed);
+    }
 }
 
 /// One alternative of a word, as the OR's clause.
@@ -266,6 +301,7 @@ impl Ranked {
             all_words,
             bonuses,
             scored,
+            floor: SharedFloor::new(),
         })
     }
 }
@@ -445,6 +481,8 @@ pub struct SegmentRanked {
     bonuses: Vec<SegmentBonus>,
     /// The most all bonuses together can add.
     bonus_max: Score,
+    /// The best floor of the search's segments.
+    shared: SharedFloor,
 }
 
 impl Collector for Ranked {
@@ -497,6 +535,7 @@ impl Collector for Ranked {
             words,
             all_possible,
             bonuses,
+            shared: self.floor.clone(),
         })
     }
 
@@ -634,11 +673,15 @@ impl SegmentRanked {
     }
 
     /// The lowest final score a record needs to be able to enter the page ([`Score::MIN`]
-    /// while the heap has room); what the walks are given bounds final scores.
+    /// while no heap of the search is full); what the walks are given bounds final scores.
     fn threshold(&self) -> Score {
-        let Some(((floor, _), _)) = self.floor() else {
+        let own = self
+            .floor()
+            .map_or(SharedFloor::NONE, |((floor, _), _)| floor);
+        let floor = own.max(self.shared.get());
+        if floor == SharedFloor::NONE {
             return Score::MIN;
-        };
+        }
         // The least score that rounds to the floor's.
         let least = f32::from_bits(u32::try_from(floor).unwrap_or(0) << SCORE_BITS_DROPPED);
         // A little below, for the rounding of sums in another order.
@@ -676,7 +719,10 @@ impl SegmentRanked {
                 self.heap.pop();
                 self.heap.push(Reverse(entry));
             }
-            Some(_) => {}
+            Some(_) => return,
+        }
+        if let Some(((floor, _), _)) = self.floor() {
+            self.shared.raise(floor);
         }
     }
 
