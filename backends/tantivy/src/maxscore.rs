@@ -8,8 +8,10 @@
 //! Unlike tantivy's block-max WAND, which needs a pure OR of terms, the bounds here can include
 //! what the page's collector adds on top of the OR's score: a multiple of it for records
 //! holding every word, and a phrase bonus, whose clause is the postings of a term every
-//! record earning it holds (the word pair for two short words). Two words found in nearly every
-//! record then walk the records holding their pair, not every record.
+//! record earning it holds (the word pair for two short words), bounded in each record by the
+//! phrase's score at that term's frequency there. Two words found in nearly every record then
+//! walk the records holding their pair, not every record; two long words walk the rarer one's
+//! records, most of which its single occurrence there rules out at once.
 
 use tantivy::{DocId, DocSet, Score, TERMINATED, query::Scorer};
 
@@ -22,8 +24,9 @@ enum Docs {
     Term(Box<ScoredPostings>),
     /// Another part of the OR.
     Scored(Box<dyn Scorer>),
-    /// Records that can earn a bonus the caller computes; the clause's bound is its most.
-    Bonus(Box<dyn DocSet>),
+    /// Records that can earn a bonus the caller computes, at most their scorer's score there
+    /// (and the clause's most).
+    Bonus(Box<dyn Scorer>),
 }
 
 /// One clause of the OR with the most it adds to a record's final score.
@@ -72,13 +75,17 @@ impl Clause {
         }
     }
 
-    /// Records that may earn a bonus of at most `max`: those of `docs`.
-    pub fn bonus(docs: Box<dyn DocSet>, max: Score) -> Clause {
+    /// Records that may earn a bonus of at most `max`: those of `bound`, whose score in a
+    /// record bounds the bonus there. A phrase's is its weight scored with the frequency of one
+    /// of its words, which the phrase's cannot exceed: most records of a frequent word hold it
+    /// once, far under the bound at its highest frequency, so the walk drops them without
+    /// looking at the other clauses.
+    pub fn bonus(bound: Box<dyn Scorer>, max: Score) -> Clause {
         Clause {
-            doc: docs.doc(),
+            doc: bound.doc(),
             word: usize::MAX,
             order: 0,
-            docs: Docs::Bonus(docs),
+            docs: Docs::Bonus(bound),
             max,
             factor: 1.0,
         }
@@ -125,7 +132,11 @@ impl Clause {
                 let score = s.score();
                 (score, score * self.factor)
             }
-            Docs::Bonus(_) => (0.0, self.max),
+            // The margin covers the float rounding of the final score's sum.
+            Docs::Bonus(p) => (
+                0.0,
+                (p.score() * (1.0 + 1e-4) + Score::EPSILON).min(self.max),
+            ),
         }
     }
 }
@@ -291,9 +302,10 @@ mod tests {
         )
     }
 
-    fn docs(docs: &[DocId]) -> Box<dyn DocSet> {
+    /// Records of a bonus whose bound in each is the clause's most.
+    fn docs(docs: &[DocId]) -> Box<dyn Scorer> {
         Box::new(Fixed {
-            docs: docs.iter().map(|&d| (d, 0.0)).collect(),
+            docs: docs.iter().map(|&d| (d, Score::MAX)).collect(),
             at: 0,
         })
     }
@@ -338,6 +350,27 @@ mod tests {
         // 0: first record. 3: bound 1 < 5, skipped. 5: 0.5 + 2 (bound 0.5 + 4 + 4). 6: bound
         // 2 + 1 < 5 without the bonus, skipped. 7: bound 1 + 4 = 5, visited.
         assert_eq!(seen, vec![(0, 3.0), (5, 2.5), (7, 1.0)]);
+    }
+
+    #[test]
+    fn a_bonus_is_bounded_in_each_record_by_its_score_there() {
+        // Threshold 4.5 after the first record. The bonus adds 4 at most, but in record 3 at
+        // most 1: with the term's 1 that is under the threshold, so 3 is skipped, where the
+        // bonus's most alone (1 + 4) would have had it scored.
+        let term = bounded(&[(0, 1.0), (3, 1.0), (5, 1.0)], 1.0);
+        let bound = Fixed {
+            docs: vec![(0, 4.0), (3, 1.0), (5, 4.0)],
+            at: 0,
+        };
+        let mut seen = Vec::new();
+        for_each(
+            vec![term, Clause::bonus(Box::new(bound), 4.0)],
+            |doc, score| {
+                seen.push((doc, score));
+                4.5
+            },
+        );
+        assert_eq!(seen, vec![(0, 1.0), (5, 1.0)]);
     }
 
     #[test]

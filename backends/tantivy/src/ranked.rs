@@ -443,10 +443,15 @@ struct SegmentBonus {
 
 impl SegmentBonus {
     /// The records that may earn the bonus (those of its rarest bound term), as a clause of
-    /// the OR bounded by the bonus's most.
+    /// the OR bounded in each record by the phrase's score at that term's frequency there.
     fn clause(&self) -> Option<Clause> {
         let rarest = self.words.iter().min_by_key(|p| p.doc_freq())?;
-        Some(Clause::bonus(Box::new(rarest.clone()), self.max))
+        let scored = ScoredPostings::new(
+            rarest.clone(),
+            self.fieldnorms.clone(),
+            Some(self.bm25.clone()),
+        );
+        Some(Clause::bonus(Box::new(scored), self.max))
     }
 
     /// The most the phrase can score in `doc`: BM25 of its rarest word's (or pair's) frequency
