@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use inlet_tests::{SourcePaths, file_form, process::InletProcess};
+use inlet_tests::{HARBOUR_TEXTS, SourcePaths, file_form, process::InletProcess, search_answer};
 use reqwest::{Client, Method};
 use serde_json::{Value, json};
 
@@ -19,14 +19,6 @@ const ADMIN_ENV: [(&str, &str); 2] = [
     ("INLET_ADMIN_API_TOKEN", TOKEN),
 ];
 
-const TEXTS: [&str; 6] = [
-    "harbour cranes unload containers at night",
-    "the quarterly report on harbour traffic",
-    "cranes and containers: a maintenance plan",
-    "night shift schedule for the harbour",
-    "annual budget with a harbour expansion",
-    "minutes of the planning meeting",
-];
 /// What the server logs when it builds the index from the store.
 const REBUILD: &str = "search index: building from the store";
 const QUERIES: [&str; 4] = ["harbour", "cranes containers", "\"quarterly report\"", ""];
@@ -52,13 +44,7 @@ async fn answer(client: &Client, server: &InletProcess, q: &str) -> Value {
         .json()
         .await
         .unwrap();
-    let ids: Vec<Value> = v["results"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no results in {v}"))
-        .iter()
-        .map(|r| r["externalId"].clone())
-        .collect();
-    json!({"total": v["total"], "ids": ids, "facets": v["facets"]})
+    search_answer(&v)
 }
 
 async fn answers(client: &Client, server: &InletProcess) -> Vec<Value> {
@@ -108,7 +94,7 @@ async fn the_index_survives_a_restart_and_a_deleted_directory_is_rebuilt() {
         .await
         .unwrap();
     let paths = SourcePaths::of(&source, 0);
-    for (i, text) in TEXTS.iter().enumerate() {
+    for (i, text) in HARBOUR_TEXTS.iter().enumerate() {
         let resp = req(
             &client,
             &first,
@@ -123,7 +109,7 @@ async fn the_index_survives_a_restart_and_a_deleted_directory_is_rebuilt() {
     }
     // Settled once browsing lists all six: the index applies the log in order.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while answer(&client, &first, "").await["total"] != TEXTS.len() {
+    while answer(&client, &first, "").await["total"] != HARBOUR_TEXTS.len() {
         assert!(Instant::now() < deadline, "search did not catch up");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

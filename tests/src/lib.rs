@@ -254,6 +254,29 @@ pub fn file_form(file_name: &str, bytes: impl Into<Vec<u8>>) -> multipart::Form 
     )
 }
 
+/// Six short texts about a harbour (four hold `harbour`, one `"quarterly report"`), uploaded
+/// as `doc-0` … `doc-5` by the search index tests.
+pub const HARBOUR_TEXTS: [&str; 6] = [
+    "harbour cranes unload containers at night",
+    "the quarterly report on harbour traffic",
+    "cranes and containers: a maintenance plan",
+    "night shift schedule for the harbour",
+    "annual budget with a harbour expansion",
+    "minutes of the planning meeting",
+];
+
+/// What a search response says that must not depend on the replica or on a restart: the total,
+/// the result ids in order, the facets.
+pub fn search_answer(response: &Value) -> Value {
+    let ids: Vec<Value> = response["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results in {response}"))
+        .iter()
+        .map(|r| r["externalId"].clone())
+        .collect();
+    json!({"total": response["total"], "ids": ids, "facets": response["facets"]})
+}
+
 /// The externalIds of a search answer's results, sorted.
 pub fn result_ids(answer: &serde_json::Value) -> Vec<String> {
     let mut ids: Vec<String> = answer["results"]

@@ -3,7 +3,7 @@
 //! directory: `server/tests/index_dir.rs`, on the real process.)
 
 use inlet_server::config::Settings;
-use inlet_tests::{TestServer, file_form, postgres};
+use inlet_tests::{HARBOUR_TEXTS, TestServer, file_form, postgres, search_answer};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -31,18 +31,12 @@ async fn answer(s: &TestServer, q: &str) -> Value {
         .json()
         .await
         .unwrap();
-    let ids: Vec<Value> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["externalId"].clone())
-        .collect();
-    json!({"total": v["total"], "ids": ids, "facets": v["facets"]})
+    search_answer(&v)
 }
 
-/// Uploads [`TEXTS`] as `doc-0` … `doc-5`.
+/// Uploads [`HARBOUR_TEXTS`] as `doc-0` … `doc-5`.
 async fn upload_texts(s: &TestServer, paths: &inlet_tests::SourcePaths) {
-    for (i, text) in TEXTS.iter().enumerate() {
+    for (i, text) in HARBOUR_TEXTS.iter().enumerate() {
         upload(
             s,
             &paths.object(&format!("doc-{i}")),
@@ -52,15 +46,6 @@ async fn upload_texts(s: &TestServer, paths: &inlet_tests::SourcePaths) {
         .await;
     }
 }
-
-const TEXTS: [&str; 6] = [
-    "harbour cranes unload containers at night",
-    "the quarterly report on harbour traffic",
-    "cranes and containers: a maintenance plan",
-    "night shift schedule for the harbour",
-    "annual budget with a harbour expansion",
-    "minutes of the planning meeting",
-];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_over_one_postgres_answer_alike() {
@@ -72,7 +57,7 @@ async fn two_replicas_over_one_postgres_answer_alike() {
     let b = TestServer::start_on(&schema.url, Settings::default()).await;
     let paths = a.record_source().await;
     // Writes through both replicas: uploads, rewrites, a delete.
-    for (i, text) in TEXTS.iter().enumerate() {
+    for (i, text) in HARBOUR_TEXTS.iter().enumerate() {
         let s = if i % 2 == 0 { &a } else { &b };
         upload(
             s,
@@ -153,7 +138,7 @@ async fn a_complete_close_removes_records_from_search() {
     close(first).await;
     assert_eq!(answer(&s, "harbour").await["total"], 4);
     let second = open("START").await;
-    upload(&s, &paths.object("doc-1"), "doc 1.txt", TEXTS[1]).await;
+    upload(&s, &paths.object("doc-1"), "doc 1.txt", HARBOUR_TEXTS[1]).await;
     close(second).await;
     let left = answer(&s, "harbour").await;
     assert_eq!(left["ids"], json!(["doc-1"]), "{left}");
