@@ -147,20 +147,10 @@ async fn sqlite_data_survives_a_restart() {
     let mut first = InletProcess::spawn(INLET, &db, &env);
     first.ready(&client).await;
     let base = first.api.clone();
-    let source: serde_json::Value = client
-        .post(format!("{base}/sources"))
-        .basic_auth("ops@example.test", Some("restart-token"))
-        .json(&inlet_tests::record_source("s"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let object = format!(
-        "{base}{}",
-        inlet_tests::SourcePaths::of(&source, 0).object("a")
-    );
+    let paths = first
+        .record_source(&client, ("ops@example.test", "restart-token"), "s")
+        .await;
+    let object = format!("{base}{}", paths.object("a"));
     let form = reqwest::multipart::Form::new().part(
         "file",
         reqwest::multipart::Part::bytes(b"durable text".to_vec()).file_name("a.txt"),

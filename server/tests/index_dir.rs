@@ -7,13 +7,14 @@
 
 use std::time::{Duration, Instant};
 
-use inlet_tests::{HARBOUR_TEXTS, SourcePaths, file_form, process::InletProcess, search_answer};
+use inlet_tests::{HARBOUR_TEXTS, file_form, process::InletProcess, search_answer};
 use reqwest::{Client, Method};
 use serde_json::{Value, json};
 
 const INLET: &str = env!("CARGO_BIN_EXE_inlet");
 const EMAIL: &str = "index@example.test";
 const TOKEN: &str = "index-token";
+const ADMIN: (&str, &str) = (EMAIL, TOKEN);
 const ADMIN_ENV: [(&str, &str); 2] = [
     ("INLET_ADMIN_EMAIL", EMAIL),
     ("INLET_ADMIN_API_TOKEN", TOKEN),
@@ -23,20 +24,10 @@ const ADMIN_ENV: [(&str, &str); 2] = [
 const REBUILD: &str = "search index: building from the store";
 const QUERIES: [&str; 4] = ["harbour", "cranes containers", "\"quarterly report\"", ""];
 
-fn req(
-    client: &Client,
-    server: &InletProcess,
-    method: Method,
-    path: &str,
-) -> reqwest::RequestBuilder {
-    client
-        .request(method, format!("{}{path}", server.api))
-        .basic_auth(EMAIL, Some(TOKEN))
-}
-
 /// What a search answers: the total, the result ids in order, the facets.
 async fn answer(client: &Client, server: &InletProcess, q: &str) -> Value {
-    let v: Value = req(client, server, Method::GET, "/search")
+    let v: Value = server
+        .request(client, Method::GET, "/search", ADMIN)
         .query(&[("q", q), ("limit", "50")])
         .send()
         .await
@@ -85,26 +76,19 @@ async fn the_index_survives_a_restart_and_a_deleted_directory_is_rebuilt() {
 
     let mut first = InletProcess::spawn(INLET, &db, &ADMIN_ENV);
     first.ready(&client).await;
-    let source: Value = req(&client, &first, Method::POST, "/sources")
-        .json(&inlet_tests::record_source("files"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let paths = SourcePaths::of(&source, 0);
+    let paths = first.record_source(&client, ADMIN, "files").await;
     for (i, text) in HARBOUR_TEXTS.iter().enumerate() {
-        let resp = req(
-            &client,
-            &first,
-            Method::PUT,
-            &format!("{}/file", paths.object(&format!("doc-{i}"))),
-        )
-        .multipart(file_form(&format!("doc {i}.txt"), text.as_bytes().to_vec()))
-        .send()
-        .await
-        .unwrap();
+        let resp = first
+            .request(
+                &client,
+                Method::PUT,
+                &format!("{}/file", paths.object(&format!("doc-{i}"))),
+                ADMIN,
+            )
+            .multipart(file_form(&format!("doc {i}.txt"), text.as_bytes().to_vec()))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 201, "upload doc-{i}");
     }
     // Settled once browsing lists all six: the index applies the log in order.

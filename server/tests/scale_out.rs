@@ -34,21 +34,12 @@ async fn two_replicas_share_one_sync_over_postgres() {
     let client = Client::new();
     a.ready(&client).await;
     b.ready(&client).await;
-    let req = |r: &InletProcess, m: Method, path: &str| {
-        client
-            .request(m, format!("{}{path}", r.api))
-            .basic_auth(EMAIL, Some(TOKEN))
-    };
+    let req = |r: &InletProcess, m: Method, path: &str| r.request(&client, m, path, (EMAIL, TOKEN));
 
-    let source: Value = req(&a, Method::POST, "/sources")
-        .json(&inlet_tests::record_source("scale"))
-        .send()
+    let ot = a
+        .record_source(&client, (EMAIL, TOKEN), "scale")
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let ot = inlet_tests::SourcePaths::of(&source, 0).object_type();
+        .object_type();
 
     // Sync 1 through B: 60 records, all kept.
     assert_eq!(

@@ -89,6 +89,38 @@ impl InletProcess {
         panic!("inlet at {} did not come up", self.api);
     }
 
+    /// A request to `path` of the API (`/sources`, …) as the user `credentials` (e-mail, API
+    /// token) authenticates.
+    pub fn request(
+        &self,
+        client: &reqwest::Client,
+        method: reqwest::Method,
+        path: &str,
+        (email, token): (&str, &str),
+    ) -> reqwest::RequestBuilder {
+        client
+            .request(method, format!("{}{path}", self.api))
+            .basic_auth(email, Some(token))
+    }
+
+    /// Creates the standard test source ([`crate::record_source`]) as `credentials`, asserting
+    /// 201; its paths.
+    pub async fn record_source(
+        &self,
+        client: &reqwest::Client,
+        credentials: (&str, &str),
+        external_id: &str,
+    ) -> crate::SourcePaths {
+        let resp = self
+            .request(client, reqwest::Method::POST, "/sources", credentials)
+            .json(&crate::record_source(external_id))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(resp.status(), 201, "create source: {:?}", resp.text().await);
+        crate::SourcePaths::of(&resp.json().await.expect("json"), 0)
+    }
+
     /// What the child has logged so far (its standard error).
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.log.path()).unwrap_or_default()

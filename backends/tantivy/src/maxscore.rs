@@ -17,6 +17,12 @@ use tantivy::{DocId, DocSet, Score, TERMINATED, query::Scorer};
 
 use crate::pair::ScoredPostings;
 
+/// `score` raised past the float rounding of a sum it is part of, which may be added up in
+/// another order than the bound: what a bound derived from one score is given.
+pub fn above_rounding(score: Score) -> Score {
+    score * (1.0 + 1e-4) + Score::EPSILON
+}
+
 /// What a clause reads.
 enum Docs {
     /// A term of the OR: its score is part of the record's (called directly: most clauses
@@ -132,11 +138,7 @@ impl Clause {
                 let score = s.score();
                 (score, score * self.factor)
             }
-            // The margin covers the float rounding of the final score's sum.
-            Docs::Bonus(p) => (
-                0.0,
-                (p.score() * (1.0 + 1e-4) + Score::EPSILON).min(self.max),
-            ),
+            Docs::Bonus(p) => (0.0, above_rounding(p.score()).min(self.max)),
         }
     }
 }

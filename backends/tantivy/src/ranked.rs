@@ -43,7 +43,7 @@ use tantivy::{
 use crate::{
     SCORE_BITS_DROPPED,
     matches::{EveryMatch, Part},
-    maxscore::Clause,
+    maxscore::{Clause, above_rounding},
     pair::ScoredPostings,
     query::{ALL_WORDS_BOOST, PhraseBonus},
     rounded,
@@ -82,7 +82,7 @@ impl Bonus {
         let bm25 = Bm25Weight::for_terms(searcher, &words)?.boost_by(boost);
         // BM25's term-frequency factor is below one: the weight bounds every score. The margin
         // covers the float rounding of the score's sum.
-        let max = bm25.max_score() * (1.0 + 1e-4) + f32::EPSILON;
+        let max = above_rounding(bm25.max_score());
         let (terms, exact) = b.bound_terms();
         // tantivy's boost passes down to the phrase's scorer, so its scores are the boosted ones.
         let weight = match exact {
@@ -468,7 +468,7 @@ impl SegmentBonus {
         if self.probe.is_none() {
             score
         } else {
-            score * (1.0 + 1e-4) + f32::EPSILON
+            above_rounding(score)
         }
     }
 }
