@@ -144,6 +144,20 @@ impl ScoredPostings {
     pub fn max_score(&self) -> Score {
         self.bm25.as_ref().map_or(1.0, Bm25Weight::max_score)
     }
+
+    /// The frequency of the postings' term in the record they are on.
+    pub fn term_freq(&self) -> u32 {
+        self.postings.term_freq()
+    }
+
+    /// The score of a record `doc` holding the term `term_freq` times (what [`Scorer::score`]
+    /// gives on it).
+    pub fn score_with(&self, doc: DocId, term_freq: u32) -> Score {
+        match &self.bm25 {
+            Some(bm25) => bm25.score(self.fieldnorms.fieldnorm_id(doc), term_freq),
+            None => 1.0,
+        }
+    }
 }
 
 impl DocSet for ScoredPostings {
@@ -166,13 +180,7 @@ impl DocSet for ScoredPostings {
 
 impl Scorer for ScoredPostings {
     fn score(&mut self) -> Score {
-        match &self.bm25 {
-            Some(bm25) => bm25.score(
-                self.fieldnorms.fieldnorm_id(self.doc()),
-                self.postings.term_freq(),
-            ),
-            // As tantivy's phrase scorer without scoring.
-            None => 1.0,
-        }
+        // Unscored: each match 1, as tantivy's phrase scorer without scoring.
+        self.score_with(self.doc(), self.postings.term_freq())
     }
 }
