@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod facets;
+pub mod filter;
 pub mod matches;
 pub mod maxscore;
 pub mod merge;
@@ -46,6 +47,8 @@ use tantivy::{
     snippet::SnippetGenerator,
 };
 use uuid::Uuid;
+
+use crate::filter::TermFilter;
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store
 /// (10: a record whose text the detector cannot place, or places in a language without a
@@ -391,18 +394,13 @@ impl TantivyIndex {
 
     fn filters(&self, q: &IndexQuery) -> Vec<(Occur, Box<dyn Query>)> {
         let f = &self.fields;
-        let raw = |field: Field, v: &str| -> Box<dyn Query> {
-            Box::new(TermQuery::new(
-                Term::from_field_text(field, v),
-                IndexRecordOption::Basic,
-            ))
-        };
-        let mut out = vec![query::filter(raw(f.workspace, &q.workspace_id.to_string()))];
+        let raw = |field: Field, v: &str| TermFilter::clause(Term::from_field_text(field, v));
+        let mut out = vec![raw(f.workspace, &q.workspace_id.to_string())];
         if let Some(s) = q.source_id {
-            out.push(query::filter(raw(f.source, &s.to_string())));
+            out.push(raw(f.source, &s.to_string()));
         }
         if let Some(o) = q.object_type_id {
-            out.push(query::filter(raw(f.object_type, &o.to_string())));
+            out.push(raw(f.object_type, &o.to_string()));
         }
         for t in &q.tags {
             let any: Vec<(Occur, Box<dyn Query>)> = t

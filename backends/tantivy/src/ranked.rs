@@ -569,7 +569,11 @@ impl Collector for Ranked {
             |reader: &SegmentReader| -> tantivy::Result<Option<(Vec<Probe>, Vec<Probe>)>> {
                 let mut filters = Vec::with_capacity(checks.filters.len());
                 for f in &checks.filters {
-                    match Probe::new(f.scorer(reader, 1.0)?) {
+                    let scorer = f.scorer(reader, 1.0)?;
+                    if crate::filter::is_everything(scorer.as_ref()) {
+                        continue;
+                    }
+                    match Probe::new(scorer) {
                         Some(p) => filters.push(p),
                         // A filter nothing in the segment matches.
                         None => return Ok(None),

@@ -283,8 +283,47 @@ fn date_filters_and_browse_newest_first() {
 fn other_workspaces_are_invisible() {
     let mut other = doc(1, "x.txt", "secret plan");
     other.workspace_id = Uuid::from_u128(99);
-    let index = index_with(vec![other]);
+    let index = index_with(vec![other.clone()]);
     assert_eq!(index.search(&query("plan")).expect("search").total, 0);
+    // Segments holding both workspaces' records (one batch, alternating, spread over the
+    // writer's threads), then one holding ours only (whose workspace filter is not read: every
+    // record there passes it).
+    let mixed = (10..50)
+        .map(|n| {
+            let mut d = doc(n, "y.txt", "the plan again");
+            if n % 2 == 1 {
+                d.workspace_id = other.workspace_id;
+            }
+            d
+        })
+        .collect();
+    for (position, upserts) in [(2, mixed), (3, vec![doc(4, "w.txt", "plan b")])] {
+        index
+            .apply(IndexBatch {
+                upserts,
+                deletes: vec![],
+                position: Some(position),
+                deleted_sources: vec![],
+            })
+            .expect("apply");
+    }
+    let ours: std::collections::BTreeSet<String> = (10..50)
+        .step_by(2)
+        .chain([4])
+        .map(|n| format!("doc-{n}"))
+        .collect();
+    for text in ["plan", "plan again"] {
+        let mut q = query(text);
+        q.limit = 100;
+        let hits = index.search(&q).expect("search");
+        assert_eq!(hits.total, 21, "{text}");
+        assert_eq!(
+            ids(&hits)
+                .into_iter()
+                .collect::<std::collections::BTreeSet<_>>(),
+            ours
+        );
+    }
 }
 
 #[test]
