@@ -35,6 +35,10 @@ pub struct EveryMatch<'a, C> {
     pub excluded: &'a [Box<dyn Weight>],
 }
 
+/// How many postings read in full cost about one lookup of a missing document: a lookup
+/// decodes the block of 128 postings it lands in, a full read inserts every posting.
+const LOOKUP_COST: u64 = 32;
+
 /// A set of a segment's documents.
 struct Bits(Vec<u64>);
 
@@ -80,9 +84,29 @@ impl Bits {
         }
     }
 
+    /// The documents of a segment of `max_doc` not in the set, in order.
+    fn missing(&self, max_doc: DocId) -> Vec<DocId> {
+        let mut out = Vec::new();
+        for (i, &word) in self.0.iter().enumerate() {
+            let mut rest = !word;
+            while rest != 0 {
+                let doc = (i * 64) as DocId + rest.trailing_zeros();
+                if doc >= max_doc {
+                    return out;
+                }
+                out.push(doc);
+                rest &= rest - 1;
+            }
+        }
+        out
+    }
+
     /// Adds the documents of `parts`: the terms with the most documents first, stopping when
     /// the set holds the whole segment (a word found in nearly every record fills it, and the
-    /// other words' postings need not be read).
+    /// other words' postings need not be read). Once the documents still missing are few
+    /// against a term's postings, the term is looked up in those only (its skip list passes
+    /// over the blocks holding none of them) instead of being read in full: the frequent words
+    /// of a long question leave a few records in a hundred missing.
     fn add_parts(&mut self, reader: &SegmentReader, parts: &[Part]) -> tantivy::Result<()> {
         let max_doc = reader.max_doc();
         let mut terms = Vec::new();
@@ -101,16 +125,45 @@ impl Bits {
         }
         terms.sort_by_key(|(docs, ..)| std::cmp::Reverse(*docs));
         let mut added = 0u64;
+        // The documents not in the set, once they are few enough to be looked up.
+        let mut missing: Option<Vec<DocId>> = None;
         for (docs, inverted, term) in terms {
             if docs >= max_doc {
                 self.fill(max_doc);
                 return Ok(());
             }
-            self.add_term(&inverted, term)?;
-            added += u64::from(docs);
-            // Counting costs a pass over the set: only once the postings read could cover it.
-            if added >= u64::from(max_doc) && self.len() == u64::from(max_doc) {
-                return Ok(());
+            // Counting costs a pass over the set: only once the postings read could cover
+            // much of it.
+            if missing.is_none() && added.saturating_mul(2) >= u64::from(max_doc) {
+                let left = u64::from(max_doc) - self.len();
+                if left == 0 {
+                    return Ok(());
+                }
+                if left * LOOKUP_COST < u64::from(docs) {
+                    missing = Some(self.missing(max_doc));
+                }
+            }
+            match &mut missing {
+                Some(missing) => {
+                    if let Some(mut postings) =
+                        inverted.read_postings(term, IndexRecordOption::Basic)?
+                    {
+                        missing.retain(|&doc| {
+                            if postings.doc() > doc || postings.seek(doc) != doc {
+                                return true;
+                            }
+                            self.insert(doc);
+                            false
+                        });
+                    }
+                    if missing.is_empty() {
+                        return Ok(());
+                    }
+                }
+                None => {
+                    self.add_term(&inverted, term)?;
+                    added += u64::from(docs);
+                }
             }
         }
         Ok(())

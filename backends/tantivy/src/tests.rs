@@ -836,3 +836,46 @@ fn commit_payload(index: &Index, payload: &str) {
     prepared.set_payload(payload);
     prepared.commit().expect("commit");
 }
+
+#[test]
+fn totals_count_every_match_when_the_last_missing_records_are_looked_up() {
+    // A word in all records but every 200th fills most of the set; the few records still
+    // missing are then looked up in the other words' postings instead of reading them in
+    // full (matches::LOOKUP_COST). Some of those records hold another word, some none.
+    let holds = |n: u128| -> Vec<&'static str> {
+        let mut words = Vec::new();
+        if !n.is_multiple_of(200) {
+            words.push("common");
+        }
+        if n.is_multiple_of(3) {
+            words.push("middle");
+        }
+        if n.is_multiple_of(400) {
+            words.push("rare");
+        }
+        if n.is_multiple_of(7) {
+            words.push("seventh");
+        }
+        if words.is_empty() {
+            words.push("nothing");
+        }
+        words
+    };
+    let docs = (0..3_000u128)
+        .map(|n| doc(n, "x.txt", &holds(n).join(" ")))
+        .collect();
+    let index = index_with(docs);
+    for text in [
+        "common middle rare seventh",
+        "common rare",
+        "common seventh",
+        "middle rare seventh",
+    ] {
+        let words: Vec<&str> = text.split(' ').collect();
+        let expected = (0..3_000u128)
+            .filter(|&n| holds(n).iter().any(|w| words.contains(w)))
+            .count();
+        let hits = index.search(&query(text)).expect("search");
+        assert_eq!(hits.total as usize, expected, "{text}");
+    }
+}
