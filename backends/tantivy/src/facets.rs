@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tantivy::{
-    BitSet, DocId, DocSet, Score, SegmentOrdinal, SegmentReader, TERMINATED,
+    BitSet, DocId, Score, SegmentOrdinal, SegmentReader,
     collector::{Collector, SegmentCollector},
     columnar::{StrColumn, TermOrdHit},
     schema::{Field, IndexRecordOption},
@@ -183,23 +183,22 @@ impl SegmentCounts {
         for &doc in &self.matches {
             matched.insert(doc);
         }
-        let mut buffer = [0 as DocId; tantivy::COLLECT_BLOCK_BUFFER_LEN];
         self.by_value(inverted, |_, _, info| {
-            let Ok(mut postings) =
-                inverted.read_postings_from_terminfo(info, IndexRecordOption::Basic)
+            // Decoded a block of 128 at a time, read as a slice (a posting list's cursor would
+            // be advanced document by document).
+            let Ok(mut block) =
+                inverted.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)
             else {
                 return 0;
             };
             let mut n = 0u64;
             loop {
-                let filled = postings.fill_buffer(&mut buffer);
-                n += buffer[..filled]
-                    .iter()
-                    .filter(|&&doc| matched.contains(doc))
-                    .count() as u64;
-                if filled < buffer.len() || postings.doc() == TERMINATED {
+                let docs = block.docs();
+                if docs.is_empty() {
                     return n;
                 }
+                n += docs.iter().filter(|&&doc| matched.contains(doc)).count() as u64;
+                block.advance();
             }
         })
     }
