@@ -43,6 +43,8 @@ const RK: u16 = 0x027E;
 const LABELSST: u16 = 0x00FD;
 const MULRK: u16 = 0x00BD;
 const FORMULA: u16 = 0x0006;
+const HEADER: u16 = 0x0014;
+const FOOTER: u16 = 0x0015;
 
 /// Error codes `calamine` knows (`BErr`, MS-XLS 2.5.10).
 const ERROR_CODES: [u8; 8] = [0x00, 0x07, 0x0F, 0x17, 0x1D, 0x24, 0x2A, 0x2B];
@@ -80,6 +82,17 @@ pub(crate) struct Workbook {
     pub grid_cells: u64,
     /// Cells of the largest sheet's grid.
     pub largest_grid: u64,
+    /// For each sheet `calamine` will list, in order: the text of its page header and footer
+    /// (`calamine` reads neither).
+    pub page_text: Vec<PageText>,
+}
+
+/// The printed page header and footer of a sheet, as text: their field codes (page number,
+/// date, sheet name, fonts) dropped, their left, centre and right sections apart.
+#[derive(Default)]
+pub(crate) struct PageText {
+    pub header: String,
+    pub footer: String,
 }
 
 impl Workbook {
@@ -136,7 +149,9 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
         cell_xfs: Vec::new(),
         grid_cells: 0,
         largest_grid: 0,
+        page_text: Vec::new(),
     };
+    let mut encoding = None;
 
     // The globals: encryption, the BIFF version, code page, formats. `calamine` takes the BIFF
     // version of the latest BOF it has seen; so do we.
@@ -156,8 +171,8 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
                 }
             }
             CODEPAGE => {
-                book.unknown_codepage =
-                    u16_at(data, 0).is_none_or(|cp| codepage::to_encoding(cp).is_none());
+                encoding = u16_at(data, 0).and_then(codepage::to_encoding);
+                book.unknown_codepage = encoding.is_none();
             }
             XF => book.xf_formats.push(u16_at(data, 2)),
             FORMAT => {
@@ -232,7 +247,7 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
     let mut walked = 0usize;
     let limit = recs.len().saturating_mul(2).saturating_add(64);
     for start in sheets {
-        let (cells, grid, steps) = sheet_cells(&recs[start..], stream);
+        let (cells, grid, steps, page) = sheet_cells(&recs[start..], stream);
         walked = walked.saturating_add(steps);
         if walked > limit {
             return Err(ExtractError::Malformed(
@@ -242,8 +257,104 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
         book.grid_cells = book.grid_cells.saturating_add(grid);
         book.largest_grid = book.largest_grid.max(grid);
         book.cell_xfs.push(cells);
+        let mut text = PageText::default();
+        for r in page {
+            let Some(raw) = header_footer_string(r.data(stream), book.biff8, encoding) else {
+                continue;
+            };
+            let part = if r.typ == HEADER {
+                &mut text.header
+            } else {
+                &mut text.footer
+            };
+            for section in page_sections(&raw) {
+                if !part.is_empty() {
+                    part.push('\t');
+                }
+                part.push_str(&section);
+            }
+        }
+        book.page_text.push(text);
     }
     Ok(book)
+}
+
+/// The string of a `Header` or `Footer` record: none when it is empty (no header). BIFF8
+/// holds an `XLUnicodeString` (UTF-16, or its compressed Latin-1 form); BIFF5 a byte count and
+/// bytes in the workbook's code page (Windows-1252 when it names none we know).
+fn header_footer_string(
+    data: &[u8],
+    biff8: bool,
+    encoding: Option<&'static encoding_rs::Encoding>,
+) -> Option<String> {
+    if biff8 {
+        let cch = usize::from(u16_at(data, 0)?);
+        let flags = *data.get(2)?;
+        let chars = data.get(3..)?;
+        Some(if flags & 1 != 0 {
+            let units: Vec<u16> = chars
+                .chunks_exact(2)
+                .take(cch)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            String::from_utf16_lossy(&units)
+        } else {
+            chars.iter().take(cch).map(|&b| char::from(b)).collect()
+        })
+    } else {
+        let cch = usize::from(*data.first()?);
+        let bytes = data.get(1..)?;
+        let bytes = &bytes[..cch.min(bytes.len())];
+        let encoding = encoding.unwrap_or(encoding_rs::WINDOWS_1252);
+        Some(encoding.decode_without_bom_handling(bytes).0.into_owned())
+    }
+}
+
+/// The text of a header or footer's sections (`&L`, `&C`, `&R`), without its codes: `&&` is
+/// an ampersand; fields (`&P` page, `&N` pages, `&D` date, `&T` time, `&A` sheet, `&F` file,
+/// `&Z` path, `&G` picture) and formatting (`&"font,style"`, `&12` size, `&B`, `&I`, `&U`,
+/// `&E`, `&S`, `&X`, `&Y`, `&K` and its colour) print nothing we have. Sections left without a
+/// letter or digit (`&P/&N` leaves a slash) are dropped.
+pub(crate) fn page_sections(raw: &str) -> Vec<String> {
+    let mut sections = Vec::new();
+    let mut current = String::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '&' {
+            current.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('&') => current.push('&'),
+            Some('L' | 'C' | 'R' | 'l' | 'c' | 'r') => sections.push(std::mem::take(&mut current)),
+            Some('"') => {
+                for c in chars.by_ref() {
+                    if c == '"' {
+                        break;
+                    }
+                }
+            }
+            Some(d) if d.is_ascii_digit() => while chars.next_if(char::is_ascii_digit).is_some() {},
+            Some('K' | 'k') => {
+                // A colour: six hex digits, or a theme colour (`01+000`).
+                for _ in 0..6 {
+                    if chars
+                        .next_if(|c| c.is_ascii_hexdigit() || matches!(c, '+' | '-'))
+                        .is_none()
+                    {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    sections.push(current);
+    sections
+        .into_iter()
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|s| s.chars().any(char::is_alphanumeric))
+        .collect()
 }
 
 fn neutralize(stream: &mut [u8], rec: &mut Rec) {
@@ -400,9 +511,14 @@ fn sst_ok<'a>(data: &'a [u8], conts: &[&'a [u8]]) -> bool {
     }
 }
 
+/// What [`sheet_cells`] finds in a sheet.
+type SheetWalk = (HashMap<(u32, u32), u16>, u64, usize, Vec<Rec>);
+
 /// Replays `calamine`'s walk of one sheet from its first record: the XF index of each numeric
-/// cell, the cells of the dense grid spanning every cell, and the records stepped over.
-fn sheet_cells(recs: &[Rec], stream: &[u8]) -> (HashMap<(u32, u32), u16>, u64, usize) {
+/// cell, the cells of the dense grid spanning every cell, the records stepped over, and the
+/// sheet's own `Header` and `Footer` records (not a chart's within it).
+fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
+    let mut page = Vec::new();
     let mut xfs = HashMap::new();
     let mut bounds: Option<(u32, u32, u32, u32)> = None;
     let mut cell = |row: u32, col: u32| {
@@ -455,6 +571,7 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> (HashMap<(u32, u32), u16>, u64, u
                 cell(row, col);
             }
             STRING => cell(formula_at.0, formula_at.1),
+            HEADER | FOOTER => page.push(*r),
             MULRK => {
                 if let Some((first, last)) = mulrk_columns(data) {
                     let row = at(data).0;
@@ -472,7 +589,7 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> (HashMap<(u32, u32), u16>, u64, u
     let grid = bounds.map_or(0, |(r0, r1, c0, c1)| {
         u64::from(r1 - r0 + 1) * u64::from(c1 - c0 + 1)
     });
-    (xfs, grid, steps)
+    (xfs, grid, steps, page)
 }
 
 #[cfg(test)]
@@ -484,6 +601,33 @@ mod tests {
         out.extend_from_slice(&(data.len() as u16).to_le_bytes());
         out.extend_from_slice(data);
         out
+    }
+
+    #[test]
+    fn page_sections_drop_codes_and_keep_text() {
+        assert_eq!(
+            page_sections("&LLeft Header&RHippo2000"),
+            vec!["Left Header", "Hippo2000"]
+        );
+        assert_eq!(
+            page_sections("&L&P/&N&CCHECK FOR HEADER&R&F &A"),
+            vec!["CHECK FOR HEADER"]
+        );
+        assert_eq!(
+            page_sections("&C&\"Times New Roman,Regular\"&12&A"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            page_sections("&CR&&D &KFF0000red&K01+000 x &B&Ibold"),
+            vec!["R&D red x bold"]
+        );
+        // Cut short anywhere: no panic, no code shown.
+        let raw = "&L&\"Arial,Bold\"&14Plan&C&K00FF00Q3";
+        for end in (0..=raw.len()).filter(|&i| raw.is_char_boundary(i)) {
+            for s in page_sections(&raw[..end]) {
+                assert!(!s.contains('&') && !s.contains("Arial"), "{s:?}");
+            }
+        }
     }
 
     #[test]

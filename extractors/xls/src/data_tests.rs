@@ -180,3 +180,30 @@ fn dump() {
         fs::write(format!("{dir}/xls/{name}.txt"), out).unwrap();
     }
 }
+
+#[test]
+fn page_headers_and_footers_are_text_without_their_codes() {
+    // FmtTest.xls (Spreadsheet::ParseExcel) prints "&LLeft Header&RHippo2000" above one sheet
+    // and "&LHippo2000&CCenter Footer" below it; Test97.xls "&L&P/&N&CCHECK FOR HEADER&R&F &A"
+    // and a footer of fields only ("&R&D &T"); date_field.xls (pyexcel-xls) a font, a size and
+    // the sheet name's field.
+    let fmt = text("xls", &workbook("FmtTest.xls"));
+    for seen in [
+        "Left Header\tHippo2000",
+        "Hippo2000\tCenter Footer",
+        "Header Center",
+        "Left Footer",
+    ] {
+        assert!(fmt.contains(seen), "{seen:?} in {fmt}");
+    }
+    let test97 = text("xls", &workbook("Test97.xls"));
+    assert!(test97.contains("\nCHECK FOR HEADER\n"), "{test97}");
+    let dates = text("xls", &workbook("date_field.xls"));
+    for output in [&fmt, &test97, &dates] {
+        assert!(!output.contains("&L") && !output.contains("&C") && !output.contains("&R"));
+        assert!(
+            !output.contains("Times New Roman") && !output.contains("&P"),
+            "{output}"
+        );
+    }
+}

@@ -125,6 +125,12 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             Err(XlsError::WorksheetNotFound(_)) => continue,
             Err(e) => return Err(calamine_error(e)),
         };
+        // The printed page's header before the cells, its footer after them.
+        let page = book.page_text.get(sheet);
+        if let Some(header) = page.map(|p| &p.header).filter(|h| !h.is_empty()) {
+            sink.push(header)?;
+            sink.line_break()?;
+        }
         let (top, left) = range.start().unwrap_or((0, 0));
         let mut row = None;
         let mut col = 0;
@@ -153,6 +159,10 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             write_data(value, format, sink)?;
         }
         sink.line_break()?;
+        if let Some(footer) = page.map(|p| &p.footer).filter(|f| !f.is_empty()) {
+            sink.push(footer)?;
+            sink.line_break()?;
+        }
     }
     Ok(())
 }
