@@ -288,19 +288,7 @@ fn header_footer_string(
     encoding: Option<&'static encoding_rs::Encoding>,
 ) -> Option<String> {
     if biff8 {
-        let cch = usize::from(u16_at(data, 0)?);
-        let flags = *data.get(2)?;
-        let chars = data.get(3..)?;
-        Some(if flags & 1 != 0 {
-            let units: Vec<u16> = chars
-                .chunks_exact(2)
-                .take(cch)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            String::from_utf16_lossy(&units)
-        } else {
-            chars.iter().take(cch).map(|&b| char::from(b)).collect()
-        })
+        unicode_string(data)
     } else {
         let cch = usize::from(*data.first()?);
         let bytes = data.get(1..)?;
@@ -362,23 +350,29 @@ fn neutralize(stream: &mut [u8], rec: &mut Rec) {
     rec.typ = NEUTRAL;
 }
 
+/// A BIFF8 `XLUnicodeString` at the start of `data`: a character count, a flags byte, then
+/// UTF-16 units or, compressed, Latin-1 bytes (cut short with the record).
+fn unicode_string(data: &[u8]) -> Option<String> {
+    let cch = usize::from(u16_at(data, 0)?);
+    let flags = *data.get(2)?;
+    let chars = data.get(3..)?;
+    Some(if flags & 1 != 0 {
+        let units: Vec<u16> = chars
+            .chunks_exact(2)
+            .take(cch)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        String::from_utf16_lossy(&units)
+    } else {
+        chars.iter().take(cch).map(|&b| char::from(b)).collect()
+    })
+}
+
 /// The format id and code of a `FORMAT` record.
 fn format_record(data: &[u8], biff8: bool) -> Option<(u16, String)> {
     let ifmt = u16_at(data, 0)?;
     let code = if biff8 {
-        let cch = usize::from(u16_at(data, 2)?);
-        let flags = *data.get(4)?;
-        let chars = data.get(5..)?;
-        if flags & 1 != 0 {
-            let units: Vec<u16> = chars
-                .chunks_exact(2)
-                .take(cch)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            String::from_utf16_lossy(&units)
-        } else {
-            chars.iter().take(cch).map(|&b| char::from(b)).collect()
-        }
+        unicode_string(data.get(2..)?)?
     } else {
         let cch = usize::from(*data.get(2)?);
         // Format codes are ASCII but for currency symbols, which we read as Latin-1.
