@@ -61,7 +61,12 @@ impl Weight for TermFilterWeight {
     }
 }
 
-/// Whether `scorer` matches every document of its segment (a filter that need not be read).
-pub fn is_everything(scorer: &dyn Scorer) -> bool {
-    scorer.is::<AllScorer>()
+/// `filter`'s scorer in `reader`'s segment, or `None` when it matches every document there (a
+/// filter that need not be read).
+pub fn scorer_unless_everything(
+    filter: &dyn Weight,
+    reader: &SegmentReader,
+) -> tantivy::Result<Option<Box<dyn Scorer>>> {
+    let scorer = filter.scorer(reader, 1.0)?;
+    Ok((!scorer.is::<AllScorer>()).then_some(scorer))
 }

@@ -244,10 +244,11 @@ impl<C: Collector> Collector for EveryMatch<'_, C> {
         let mut bits = Bits::new(reader.max_doc());
         bits.add_parts(reader, &self.parts)?;
         for filter in self.filters {
-            let mut scorer = filter.scorer(reader, 1.0)?;
-            if crate::filter::is_everything(scorer.as_ref()) {
+            let Some(mut scorer) =
+                crate::filter::scorer_unless_everything(filter.as_ref(), reader)?
+            else {
                 continue;
-            }
+            };
             let mut only = Bits::new(reader.max_doc());
             only.add_docs(scorer.as_mut())?;
             for (word, keep) in bits.0.iter_mut().zip(&only.0) {

@@ -569,10 +569,10 @@ impl Collector for Ranked {
             |reader: &SegmentReader| -> tantivy::Result<Option<(Vec<Probe>, Vec<Probe>)>> {
                 let mut filters = Vec::with_capacity(checks.filters.len());
                 for f in &checks.filters {
-                    let scorer = f.scorer(reader, 1.0)?;
-                    if crate::filter::is_everything(scorer.as_ref()) {
+                    let Some(scorer) = crate::filter::scorer_unless_everything(f.as_ref(), reader)?
+                    else {
                         continue;
-                    }
+                    };
                     match Probe::new(scorer) {
                         Some(p) => filters.push(p),
                         // A filter nothing in the segment matches.

@@ -303,7 +303,7 @@ fn header_footer_string(
 /// `&Z` path, `&G` picture) and formatting (`&"font,style"`, `&12` size, `&B`, `&I`, `&U`,
 /// `&E`, `&S`, `&X`, `&Y`, `&K` and its colour) print nothing we have. Sections left without a
 /// letter or digit (`&P/&N` leaves a slash) are dropped.
-pub(crate) fn page_sections(raw: &str) -> Vec<String> {
+fn page_sections(raw: &str) -> Vec<String> {
     let mut sections = Vec::new();
     let mut current = String::new();
     let mut chars = raw.chars().peekable();
