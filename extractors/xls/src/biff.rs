@@ -45,6 +45,7 @@ const MULRK: u16 = 0x00BD;
 const FORMULA: u16 = 0x0006;
 const HEADER: u16 = 0x0014;
 const FOOTER: u16 = 0x0015;
+const TXO: u16 = 0x01B6;
 
 /// Error codes `calamine` knows (`BErr`, MS-XLS 2.5.10).
 const ERROR_CODES: [u8; 8] = [0x00, 0x07, 0x0F, 0x17, 0x1D, 0x24, 0x2A, 0x2B];
@@ -82,17 +83,21 @@ pub(crate) struct Workbook {
     pub grid_cells: u64,
     /// Cells of the largest sheet's grid.
     pub largest_grid: u64,
-    /// For each sheet `calamine` will list, in order: the text of its page header and footer
-    /// (`calamine` reads neither).
-    pub page_text: Vec<PageText>,
+    /// For each sheet `calamine` will list, in order: the text of its page header and footer,
+    /// comments and text boxes (`calamine` reads none of them).
+    pub sheet_text: Vec<SheetText>,
 }
 
-/// The printed page header and footer of a sheet, as text: their field codes (page number,
-/// date, sheet name, fonts) dropped, their left, centre and right sections apart.
+/// A sheet's text outside its cells.
 #[derive(Default)]
-pub(crate) struct PageText {
+pub(crate) struct SheetText {
+    /// The printed page header and footer, as text: their field codes (page number, date,
+    /// sheet name, fonts) dropped, their left, centre and right sections apart.
     pub header: String,
     pub footer: String,
+    /// The text of each comment and text box drawn on the sheet (`TxO` records), in the
+    /// sheet's order; a comment's text begins with its author's name, as Excel writes it.
+    pub drawn: Vec<String>,
 }
 
 impl Workbook {
@@ -149,7 +154,7 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
         cell_xfs: Vec::new(),
         grid_cells: 0,
         largest_grid: 0,
-        page_text: Vec::new(),
+        sheet_text: Vec::new(),
     };
     let mut encoding = None;
 
@@ -247,18 +252,18 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
     let mut walked = 0usize;
     let limit = recs.len().saturating_mul(2).saturating_add(64);
     for start in sheets {
-        let (cells, grid, steps, page) = sheet_cells(&recs[start..], stream);
-        walked = walked.saturating_add(steps);
+        let walk = sheet_cells(&recs[start..], stream);
+        walked = walked.saturating_add(walk.steps);
         if walked > limit {
             return Err(ExtractError::Malformed(
                 "workbook sheets overlap (no end-of-sheet records)".into(),
             ));
         }
-        book.grid_cells = book.grid_cells.saturating_add(grid);
-        book.largest_grid = book.largest_grid.max(grid);
-        book.cell_xfs.push(cells);
-        let mut text = PageText::default();
-        for r in page {
+        book.grid_cells = book.grid_cells.saturating_add(walk.grid);
+        book.largest_grid = book.largest_grid.max(walk.grid);
+        book.cell_xfs.push(walk.xfs);
+        let mut text = SheetText::default();
+        for r in walk.page {
             let Some(raw) = header_footer_string(r.data(stream), book.biff8, encoding) else {
                 continue;
             };
@@ -274,7 +279,14 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
                 part.push_str(&section);
             }
         }
-        book.page_text.push(text);
+        for i in walk.drawn {
+            let at = start + i;
+            let conts = continues(&recs, at, stream, end);
+            if let Some(t) = txo_text(recs[at].data(stream), &conts, book.biff8, encoding) {
+                text.drawn.push(t);
+            }
+        }
+        book.sheet_text.push(text);
     }
     Ok(book)
 }
@@ -366,6 +378,55 @@ fn unicode_string(data: &[u8]) -> Option<String> {
     } else {
         chars.iter().take(cch).map(|&b| char::from(b)).collect()
     })
+}
+
+/// The text of a `TxO` record (a comment's or a text box's), none when it holds none:
+/// `cchText` characters in the `Continue` records after it, before its formatting runs. In
+/// BIFF8 each `Continue` opens with a flags byte, then UTF-16 units or, compressed, Latin-1
+/// bytes; in BIFF5 the text is bytes in the workbook's code page. Cut short with its records.
+fn txo_text(
+    data: &[u8],
+    conts: &[&[u8]],
+    biff8: bool,
+    encoding: Option<&'static encoding_rs::Encoding>,
+) -> Option<String> {
+    let mut left = usize::from(u16_at(data, 10)?);
+    let mut text = String::new();
+    let mut bytes = Vec::new();
+    for cont in conts {
+        if left == 0 {
+            break;
+        }
+        if !biff8 {
+            let take = left.min(cont.len());
+            bytes.extend_from_slice(&cont[..take]);
+            left -= take;
+            continue;
+        }
+        let Some((&flags, chars)) = cont.split_first() else {
+            continue;
+        };
+        if flags & 1 != 0 {
+            let units: Vec<u16> = chars
+                .chunks_exact(2)
+                .take(left)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            left -= units.len();
+            text.push_str(&String::from_utf16_lossy(&units));
+        } else {
+            let take = left.min(chars.len());
+            text.extend(chars[..take].iter().map(|&b| char::from(b)));
+            left -= take;
+        }
+    }
+    if !biff8 {
+        let encoding = encoding.unwrap_or(encoding_rs::WINDOWS_1252);
+        text = encoding.decode_without_bom_handling(&bytes).0.into_owned();
+    }
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// The format id and code of a `FORMAT` record.
@@ -506,13 +567,23 @@ fn sst_ok<'a>(data: &'a [u8], conts: &[&'a [u8]]) -> bool {
 }
 
 /// What [`sheet_cells`] finds in a sheet.
-type SheetWalk = (HashMap<(u32, u32), u16>, u64, usize, Vec<Rec>);
+struct SheetWalk {
+    /// The XF index of each numeric cell.
+    xfs: HashMap<(u32, u32), u16>,
+    /// The cells of the dense grid spanning every cell.
+    grid: u64,
+    /// The records stepped over.
+    steps: usize,
+    /// The sheet's own `Header` and `Footer` records (not a chart's within it).
+    page: Vec<Rec>,
+    /// Where the sheet's own `TxO` records are, counted from its first record.
+    drawn: Vec<usize>,
+}
 
-/// Replays `calamine`'s walk of one sheet from its first record: the XF index of each numeric
-/// cell, the cells of the dense grid spanning every cell, the records stepped over, and the
-/// sheet's own `Header` and `Footer` records (not a chart's within it).
+/// Replays `calamine`'s walk of one sheet from its first record ([`SheetWalk`]).
 fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
     let mut page = Vec::new();
+    let mut drawn = Vec::new();
     let mut xfs = HashMap::new();
     let mut bounds: Option<(u32, u32, u32, u32)> = None;
     let mut cell = |row: u32, col: u32| {
@@ -566,6 +637,7 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
             }
             STRING => cell(formula_at.0, formula_at.1),
             HEADER | FOOTER => page.push(*r),
+            TXO => drawn.push(i),
             MULRK => {
                 if let Some((first, last)) = mulrk_columns(data) {
                     let row = at(data).0;
@@ -583,7 +655,13 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
     let grid = bounds.map_or(0, |(r0, r1, c0, c1)| {
         u64::from(r1 - r0 + 1) * u64::from(c1 - c0 + 1)
     });
-    (xfs, grid, steps, page)
+    SheetWalk {
+        xfs,
+        grid,
+        steps,
+        page,
+        drawn,
+    }
 }
 
 #[cfg(test)]
@@ -622,6 +700,43 @@ mod tests {
                 assert!(!s.contains('&') && !s.contains("Arial"), "{s:?}");
             }
         }
+    }
+
+    #[test]
+    fn text_box_text_is_read_from_its_continue_records() {
+        // A TxO record: cchText at offset 10 (5 characters), cbRuns 16.
+        let mut txo = vec![0u8; 18];
+        txo[10] = 5;
+        txo[12] = 16;
+        let runs = [0u8; 16];
+        // BIFF8: compressed, then the rest in UTF-16 in a second Continue; the formatting
+        // runs after the text are not read as text.
+        let utf16: Vec<u8> = [&[1u8][..], &[0x3B, 0x04, b'!', 0]].concat();
+        let text = txo_text(&txo, &[&[0, b'a', b'\r', b'\n'], &utf16, &runs], true, None);
+        assert_eq!(text.as_deref(), Some("a\nл!"));
+        // Cut short with its records: what is there.
+        assert_eq!(
+            txo_text(&txo, &[&[0, b'h', b'i']], true, None).as_deref(),
+            Some("hi")
+        );
+        assert_eq!(txo_text(&txo, &[&[1, 0x41]], true, None), None);
+        assert_eq!(txo_text(&txo, &[&[]], true, None), None);
+        assert_eq!(txo_text(&txo[..11], &[&[0, b'x']], true, None), None);
+        // BIFF5: bytes in the workbook's code page, no flags byte.
+        let cp1251 = Some(encoding_rs::WINDOWS_1251);
+        assert_eq!(
+            txo_text(
+                &txo,
+                &[&[0xCF, 0xF0, 0xE8], &[0xE2, 0xE5, b'!']],
+                false,
+                cp1251
+            )
+            .as_deref(),
+            Some("Приве")
+        );
+        // No characters: no text.
+        txo[10] = 0;
+        assert_eq!(txo_text(&txo, &[&[0, b'a']], true, None), None);
     }
 
     #[test]

@@ -60,7 +60,7 @@ fn recall_against_the_peers_is_at_least_95_percent() {
         &["encrypted.xls"],
         &floors,
     );
-    assert!(checked >= 8, "{checked} workbooks with a reference");
+    assert!(checked >= 13, "{checked} workbooks with a reference");
     assert!(Path::new(CORPUS).exists());
 }
 
@@ -206,4 +206,34 @@ fn page_headers_and_footers_are_text_without_their_codes() {
             "{output}"
         );
     }
+}
+
+#[test]
+fn comments_and_text_boxes_follow_their_sheets_cells() {
+    // Apache POI's test workbooks: comments (the author's name opens the text, as Excel
+    // writes it), comments beside drawings, text boxes on a sheet without cells, and a text
+    // box with Cyrillic sheet names.
+    let t = text("xls", &workbook("SimpleWithComments.xls"));
+    assert!(
+        t.contains("3\tthree\nYegor Kozlov:\nfirst cell\nYegor Kozlov:\nsecond cell\n"),
+        "{t}"
+    );
+    assert!(t.contains("\nthird cell\nSheet2\n"), "{t}");
+    let t = text("xls", &workbook("comments.xls"));
+    for n in ["row1 (index0)", "row3 (index2)", "row4 (index3)"] {
+        assert!(t.contains(&format!("\ncomment top {n}\n")), "{n}: {t}");
+    }
+    let t = text("xls", &workbook("DrawingAndComments.xls"));
+    assert!(t.contains("\nevgeniy:\n1sdasdadsas\nsdasd\n"), "{t}");
+    assert!(
+        t.contains("\n21313213sfdf\n") && t.contains("\ndbgdfbtgbfdgb\n"),
+        "{t}"
+    );
+    let t = text("xls", &workbook("dg-text.xls"));
+    assert!(
+        t.starts_with("Sheet1\ntext-1\ntext-2\ntext-3\ntext-4\ntext-5\nSheet2"),
+        "{t}"
+    );
+    let t = text("xls", &workbook("text-box-cyrillic.xls"));
+    assert!(t.starts_with("Лист1\ntextytt\nЛист2"), "{t}");
 }

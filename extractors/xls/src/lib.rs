@@ -126,7 +126,7 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             Err(e) => return Err(calamine_error(e)),
         };
         // The printed page's header before the cells, its footer after them.
-        let page = book.page_text.get(sheet);
+        let page = book.sheet_text.get(sheet);
         if let Some(header) = page.map(|p| &p.header).filter(|h| !h.is_empty()) {
             sink.push(header)?;
             sink.line_break()?;
@@ -159,6 +159,11 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             write_data(value, format, sink)?;
         }
         sink.line_break()?;
+        // Comments and text boxes after the cells, each on its own lines.
+        for drawn in page.map_or(&[][..], |p| &p.drawn) {
+            sink.push(drawn)?;
+            sink.line_break()?;
+        }
         if let Some(footer) = page.map(|p| &p.footer).filter(|f| !f.is_empty()) {
             sink.push(footer)?;
             sink.line_break()?;
