@@ -46,6 +46,7 @@ const FORMULA: u16 = 0x0006;
 const HEADER: u16 = 0x0014;
 const FOOTER: u16 = 0x0015;
 const TXO: u16 = 0x01B6;
+const SERIESTEXT: u16 = 0x100D;
 
 /// Error codes `calamine` knows (`BErr`, MS-XLS 2.5.10).
 const ERROR_CODES: [u8; 8] = [0x00, 0x07, 0x0F, 0x17, 0x1D, 0x24, 0x2A, 0x2B];
@@ -281,10 +282,14 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
         }
         for i in walk.drawn {
             let at = start + i;
-            let conts = continues(&recs, at, stream, end);
-            if let Some(t) = txo_text(recs[at].data(stream), &conts, book.biff8, encoding) {
-                text.drawn.push(t);
-            }
+            let data = recs[at].data(stream);
+            let drawn = if recs[at].typ == TXO {
+                let conts = continues(&recs, at, stream, end);
+                txo_text(data, &conts, book.biff8, encoding)
+            } else {
+                series_text(data, book.biff8, encoding)
+            };
+            text.drawn.extend(drawn);
         }
         book.sheet_text.push(text);
     }
@@ -304,9 +309,7 @@ fn header_footer_string(
     } else {
         let cch = usize::from(*data.first()?);
         let bytes = data.get(1..)?;
-        let bytes = &bytes[..cch.min(bytes.len())];
-        let encoding = encoding.unwrap_or(encoding_rs::WINDOWS_1252);
-        Some(encoding.decode_without_bom_handling(bytes).0.into_owned())
+        Some(code_page_text(&bytes[..cch.min(bytes.len())], encoding))
     }
 }
 
@@ -366,18 +369,35 @@ fn neutralize(stream: &mut [u8], rec: &mut Rec) {
 /// UTF-16 units or, compressed, Latin-1 bytes (cut short with the record).
 fn unicode_string(data: &[u8]) -> Option<String> {
     let cch = usize::from(u16_at(data, 0)?);
-    let flags = *data.get(2)?;
-    let chars = data.get(3..)?;
-    Some(if flags & 1 != 0 {
+    Some(biff8_chars(*data.get(2)?, data.get(3..)?, cch).0)
+}
+
+/// Up to `cch` characters of a BIFF8 string's character data: UTF-16 units when `flags` has
+/// its high-byte bit, else compressed Latin-1 bytes; and how many characters were there.
+fn biff8_chars(flags: u8, chars: &[u8], cch: usize) -> (String, usize) {
+    if flags & 1 != 0 {
         let units: Vec<u16> = chars
             .chunks_exact(2)
             .take(cch)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
-        String::from_utf16_lossy(&units)
+        (String::from_utf16_lossy(&units), units.len())
     } else {
-        chars.iter().take(cch).map(|&b| char::from(b)).collect()
-    })
+        let take = cch.min(chars.len());
+        (chars[..take].iter().map(|&b| char::from(b)).collect(), take)
+    }
+}
+
+/// BIFF5 text: bytes in the workbook's code page (Windows-1252 when it names none we know).
+fn code_page_text(bytes: &[u8], encoding: Option<&'static encoding_rs::Encoding>) -> String {
+    let encoding = encoding.unwrap_or(encoding_rs::WINDOWS_1252);
+    encoding.decode_without_bom_handling(bytes).0.into_owned()
+}
+
+/// `text` trimmed, none when nothing is left.
+fn non_empty(text: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// The text of a `TxO` record (a comment's or a text box's), none when it holds none:
@@ -397,36 +417,42 @@ fn txo_text(
         if left == 0 {
             break;
         }
-        if !biff8 {
+        if biff8 {
+            let Some((&flags, chars)) = cont.split_first() else {
+                continue;
+            };
+            let (part, read) = biff8_chars(flags, chars, left);
+            text.push_str(&part);
+            left -= read;
+        } else {
             let take = left.min(cont.len());
             bytes.extend_from_slice(&cont[..take]);
-            left -= take;
-            continue;
-        }
-        let Some((&flags, chars)) = cont.split_first() else {
-            continue;
-        };
-        if flags & 1 != 0 {
-            let units: Vec<u16> = chars
-                .chunks_exact(2)
-                .take(left)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            left -= units.len();
-            text.push_str(&String::from_utf16_lossy(&units));
-        } else {
-            let take = left.min(chars.len());
-            text.extend(chars[..take].iter().map(|&b| char::from(b)));
             left -= take;
         }
     }
     if !biff8 {
-        let encoding = encoding.unwrap_or(encoding_rs::WINDOWS_1252);
-        text = encoding.decode_without_bom_handling(&bytes).0.into_owned();
+        text = code_page_text(&bytes, encoding);
     }
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_string())
+    non_empty(&text.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
+/// The string of a chart's `SeriesText` record (a series' name, the chart's or an axis's
+/// title, a data label), none when empty: after two reserved bytes, a BIFF8
+/// `ShortXLUnicodeString` (a one-byte character count, a flags byte, the characters) or, in
+/// BIFF5, a count and bytes in the workbook's code page.
+fn series_text(
+    data: &[u8],
+    biff8: bool,
+    encoding: Option<&'static encoding_rs::Encoding>,
+) -> Option<String> {
+    let cch = usize::from(*data.get(2)?);
+    let text = if biff8 {
+        biff8_chars(*data.get(3)?, data.get(4..)?, cch).0
+    } else {
+        let bytes = data.get(3..)?;
+        code_page_text(&bytes[..cch.min(bytes.len())], encoding)
+    };
+    non_empty(&text)
 }
 
 /// The format id and code of a `FORMAT` record.
@@ -576,7 +602,8 @@ struct SheetWalk {
     steps: usize,
     /// The sheet's own `Header` and `Footer` records (not a chart's within it).
     page: Vec<Rec>,
-    /// Where the sheet's own `TxO` records are, counted from its first record.
+    /// Where the sheet's `TxO` records and its charts' `SeriesText` records are, counted from
+    /// its first record.
     drawn: Vec<usize>,
 }
 
@@ -606,6 +633,7 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
             match r.typ {
                 BOF => depth += 1,
                 EOF => depth -= 1,
+                SERIESTEXT => drawn.push(i),
                 _ => {}
             }
             continue;
@@ -637,7 +665,7 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
             }
             STRING => cell(formula_at.0, formula_at.1),
             HEADER | FOOTER => page.push(*r),
-            TXO => drawn.push(i),
+            TXO | SERIESTEXT => drawn.push(i),
             MULRK => {
                 if let Some((first, last)) = mulrk_columns(data) {
                     let row = at(data).0;
@@ -737,6 +765,23 @@ mod tests {
         // No characters: no text.
         txo[10] = 0;
         assert_eq!(txo_text(&txo, &[&[0, b'a']], true, None), None);
+    }
+
+    #[test]
+    fn chart_text_is_read_from_series_text_records() {
+        // Reserved, cch, flags, characters.
+        let latin1 = [&[0, 0, 3, 0][..], b"Q3!"].concat();
+        assert_eq!(series_text(&latin1, true, None).as_deref(), Some("Q3!"));
+        let utf16 = [0, 0, 2, 1, 0x3B, 0x04, 0x30, 0x04];
+        assert_eq!(series_text(&utf16, true, None).as_deref(), Some("ла"));
+        // Cut short: what is there; a count past the end is not read beyond it.
+        assert_eq!(series_text(&latin1[..5], true, None).as_deref(), Some("Q"));
+        assert_eq!(series_text(&latin1[..3], true, None), None);
+        assert_eq!(series_text(&[0, 0, 2, 0, b' ', b' '], true, None), None);
+        // BIFF5: a count and bytes in the code page.
+        let biff5 = [0, 0, 2, 0xEB, 0xE0];
+        let cp1251 = Some(encoding_rs::WINDOWS_1251);
+        assert_eq!(series_text(&biff5, false, cp1251).as_deref(), Some("ла"));
     }
 
     #[test]

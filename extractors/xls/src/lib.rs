@@ -122,7 +122,11 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         sink.line_break()?;
         let range = match xls.worksheet_range(&name) {
             Ok(r) => r,
-            Err(XlsError::WorksheetNotFound(_)) => continue,
+            Err(XlsError::WorksheetNotFound(_)) => {
+                // A chart sheet: its chart's text.
+                write_drawn(book.sheet_text.get(sheet), sink)?;
+                continue;
+            }
             Err(e) => return Err(calamine_error(e)),
         };
         // The printed page's header before the cells, its footer after them.
@@ -159,15 +163,20 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             write_data(value, format, sink)?;
         }
         sink.line_break()?;
-        // Comments and text boxes after the cells, each on its own lines.
-        for drawn in page.map_or(&[][..], |p| &p.drawn) {
-            sink.push(drawn)?;
-            sink.line_break()?;
-        }
+        write_drawn(page, sink)?;
         if let Some(footer) = page.map(|p| &p.footer).filter(|f| !f.is_empty()) {
             sink.push(footer)?;
             sink.line_break()?;
         }
+    }
+    Ok(())
+}
+
+/// A sheet's comments, text boxes and charts' text, each on its own lines.
+fn write_drawn(text: Option<&biff::SheetText>, sink: &mut TextSink) -> Result<(), ExtractError> {
+    for drawn in text.map_or(&[][..], |t| &t.drawn) {
+        sink.push(drawn)?;
+        sink.line_break()?;
     }
     Ok(())
 }
