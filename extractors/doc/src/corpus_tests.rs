@@ -4,6 +4,9 @@
 //! The test bodies are the shared ones of `inlet-extract-testkit`.
 
 use inlet_extract_testkit::{CORPUS, CorpusSuite, Gate, metadata};
+// Embedded documents' formats.
+use inlet_extract_ppt as _;
+use inlet_extract_xls as _;
 
 const SUITE: CorpusSuite = CorpusSuite {
     folders: &[("doc", "doc")],
@@ -45,4 +48,38 @@ fn summary_properties_are_reported() {
     assert_eq!(m.authors, ["Peter Staar"]);
     assert_eq!(m.created.as_deref(), Some("2024-09-26T08:20:00Z"));
     assert_eq!(m.modified.as_deref(), Some("2024-09-26T10:39:00Z"));
+}
+
+#[test]
+fn embedded_documents_follow_the_text_under_their_names() {
+    // Apache POI's word_with_embeded.doc (extractors/testdata/doc): two workbooks, a
+    // presentation and a Word document in ObjectPool storages, each read by its own extractor
+    // after the document's text. Recall against Tika's text, which does the same.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/doc/word_with_embeded.doc"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let t = inlet_extract_testkit::run_nested("doc", &bytes).unwrap();
+    assert!(t.starts_with("I have lots of embedded files in me"), "{t}");
+    for seen in [
+        "Sheet1\nTest excel file\nThis is the first file\n",
+        "Sheet1\nAnother excel file\nThis is the second file\n",
+        "Sample PowerPoint file\nThis is the 1st file\n",
+        "\nI am a sample document\nNot much on me\nI am document 1\n",
+    ] {
+        assert!(t.contains(seen), "{seen:?} in {t}");
+    }
+    // Each under its storage's name.
+    assert!(t.contains("\n_1269427460\nSheet1\n"), "{t}");
+    let checked = inlet_extract_testkit::check_peer_recall(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata")),
+        "doc",
+        "doc",
+        &[],
+        // Tika writes each embedded document twice (where it is anchored, then under its name);
+        // every token of ours is in its text.
+        &[("word_with_embeded.doc", 0.56)],
+    );
+    assert_eq!(checked, 1);
 }

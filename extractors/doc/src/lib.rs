@@ -12,7 +12,7 @@ use inlet_extract_testkit as testutil;
 use std::io::Cursor;
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::ole::{Summary, read_stream};
+use inlet_extract_support::ole::{Summary, read_stream, write_embedded};
 
 use piece::Fib;
 
@@ -21,6 +21,9 @@ const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
 
 /// The stream holding a Word document's text and FIB.
 const WORD_DOCUMENT: &str = "WordDocument";
+
+/// The storage Word keeps embedded objects in, one `_<id>` storage each.
+const OBJECT_POOL: &str = "ObjectPool";
 
 /// Detection score for an OLE2 file with a `WordDocument` stream.
 const SCORE: u8 = 95;
@@ -52,12 +55,16 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     }
     if fib.clx_len == 0 {
         // Word 95 and earlier (no piece table): the text is one run of 8-bit characters.
-        return piece::write_pieces(&word, &[fib.flat_piece()], fib.total_chars(), sink);
+        piece::write_pieces(&word, &[fib.flat_piece()], fib.total_chars(), sink)?;
+    } else {
+        let table_name = if fib.table_one { "1Table" } else { "0Table" };
+        let table = read_stream(&mut file, table_name, &mut budget)?;
+        let pieces = piece::pieces(&table, fib.clx_offset, fib.clx_len)?;
+        piece::write_pieces(&word, &pieces, fib.total_chars(), sink)?;
     }
-    let table_name = if fib.table_one { "1Table" } else { "0Table" };
-    let table = read_stream(&mut file, table_name, &mut budget)?;
-    let pieces = piece::pieces(&table, fib.clx_offset, fib.clx_len)?;
-    piece::write_pieces(&word, &pieces, fib.total_chars(), sink)
+    drop(word);
+    // Embedded documents (`ObjectPool/_…` storages) after the text, as Tika writes them.
+    write_embedded(&mut file, OBJECT_POOL, "_", &mut budget, sink)
 }
 
 fn sniff(probe: &Probe<'_>) -> u8 {

@@ -1,11 +1,14 @@
 //! OLE2 compound files (the container of .doc, .xls, .ppt and .msg): reading a stream whole
-//! under the input's decompression budget, and the property sets of the summary streams
-//! (title, author, dates, page and slide counts) as [`Summary`].
+//! under the input's decompression budget, the property sets of the summary streams (title,
+//! author, dates, page and slide counts) as [`Summary`], and the files embedded as objects
+//! ([`embedded_file`], [`write_embedded`]).
 
 use std::io::{Cursor, Read};
 
 use encoding_rs::{BIG5, EUC_KR, Encoding, GBK, SHIFT_JIS, WINDOWS_1252};
-use inlet_core::extract::{DocumentMetadata, ExtractError, MAX_METADATA_CHARS, keep, keep_names};
+use inlet_core::extract::{
+    DocumentMetadata, ExtractError, MAX_METADATA_CHARS, TextSink, keep, keep_names,
+};
 
 /// Reads the stream `name` whole, refusing one larger than what is left of `budget`, which is
 /// charged with what was read.
@@ -309,6 +312,162 @@ impl Summary {
     }
 }
 
+/// The stream of an embedded object's storage holding an OOXML package (a .docx, .xlsx, .pptx).
+const PACKAGE: &str = "Package";
+/// The stream of an object the Packager wrapped a file in (OLE 1.0 native data).
+const OLE10_NATIVE: &str = "\u{1}Ole10Native";
+/// The stream some servers keep their file in (Acrobat: a PDF).
+const CONTENTS: &str = "CONTENTS";
+/// Streams that make a storage an OLE2 document of its own (Word, Excel, PowerPoint).
+const DOCUMENT_STREAMS: [&str; 4] = ["WordDocument", "Workbook", "Book", "PowerPoint Document"];
+
+/// A file embedded in an OLE2 document as an object (MS-OLEDS).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Embedded {
+    /// The file's name where the object gives one (the Packager's label), else the storage's.
+    pub name: String,
+    /// The file, for the registry to extract.
+    pub bytes: Vec<u8>,
+}
+
+/// The file the embedded object in `storage` (a path such as `MBD0009CF7B` or
+/// `ObjectPool/_1364996600`) holds: an OOXML package, a file the Packager wrapped, a server's
+/// `CONTENTS` stream, or, for an OLE2 document (Word, Excel, PowerPoint), the storage itself
+/// copied into a compound file of its own. `None` when it holds none of these (a picture, an
+/// equation, a link). What is read is charged to `budget`.
+pub fn embedded_file(
+    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
+    storage: &str,
+    budget: &mut u64,
+) -> Result<Option<Embedded>, ExtractError> {
+    let name = storage.rsplit('/').next().unwrap_or(storage).to_owned();
+    let path = |stream: &str| format!("{storage}/{stream}");
+    if file.is_stream(path(PACKAGE)) {
+        let bytes = read_stream(file, &path(PACKAGE), budget)?;
+        return Ok(Some(Embedded { name, bytes }));
+    }
+    if file.is_stream(path(OLE10_NATIVE)) {
+        let native = read_stream(file, &path(OLE10_NATIVE), budget)?;
+        let (label, data) = ole10_native(&native);
+        return Ok(Some(Embedded {
+            name: label.unwrap_or(name),
+            bytes: data.to_vec(),
+        }));
+    }
+    if file.is_stream(path(CONTENTS)) {
+        let bytes = read_stream(file, &path(CONTENTS), budget)?;
+        return Ok(Some(Embedded { name, bytes }));
+    }
+    if DOCUMENT_STREAMS.iter().any(|s| file.is_stream(path(s))) {
+        let bytes = storage_as_file(file, storage, budget)?;
+        return Ok(Some(Embedded { name, bytes }));
+    }
+    Ok(None)
+}
+
+/// Extracts, with the registry through [`TextSink::extract_nested`], each embedded object
+/// ([`embedded_file`]) in the storages directly under `parent` (`""`: the root) whose names
+/// start with `prefix` (Excel's `MBD…` storages; Word's under `ObjectPool`), under its name. An
+/// object that cannot be read, or holds no file, is skipped; the sink's cap and deadline stop
+/// the whole document.
+pub fn write_embedded(
+    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
+    parent: &str,
+    prefix: &str,
+    budget: &mut u64,
+    sink: &mut TextSink,
+) -> Result<(), ExtractError> {
+    let storages: Vec<String> = match file.read_storage(format!("/{parent}")) {
+        Ok(entries) => entries
+            .filter(|e| e.is_storage() && e.name().starts_with(prefix))
+            .map(|e| {
+                e.path()
+                    .to_string_lossy()
+                    .trim_start_matches('/')
+                    .to_owned()
+            })
+            .collect(),
+        Err(_) => return Ok(()),
+    };
+    for storage in storages {
+        sink.check_deadline()?;
+        if let Ok(Some(object)) = embedded_file(file, &storage, budget) {
+            sink.extract_nested(&object.name, &object.bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// The label and the file of a Packager object's `\x01Ole10Native` stream: its size, a type,
+/// the label, the source path, two numbers, a temporary path, then the file's size and bytes
+/// (as oletools and Apache POI read it). A stream not laid out so holds the file itself after
+/// its size (POI's "unparsed" form).
+fn ole10_native(stream: &[u8]) -> (Option<String>, &[u8]) {
+    let unparsed = stream.get(4..).unwrap_or_default();
+    let parsed = || -> Option<(String, &[u8])> {
+        let zero_terminated = |at: usize| -> Option<(&[u8], usize)> {
+            let rest = stream.get(at..)?;
+            let end = rest.iter().position(|&b| b == 0)?;
+            Some((&rest[..end], at + end + 1))
+        };
+        let (label, at) = zero_terminated(6)?;
+        let (_source, at) = zero_terminated(at)?;
+        let (_temp, at) = zero_terminated(at.checked_add(8)?)?;
+        let size = usize::try_from(u32_at(stream, at)?).ok()?;
+        let data = stream.get(at + 4..(at + 4).checked_add(size)?)?;
+        let label = WINDOWS_1252
+            .decode_without_bom_handling(label)
+            .0
+            .trim()
+            .to_owned();
+        Some((label, data))
+    };
+    match parsed() {
+        Some((label, data)) => ((!label.is_empty()).then_some(label), data),
+        None => (None, unparsed),
+    }
+}
+
+/// `storage` and everything under it, as a compound file of its own (each stream charged to
+/// `budget`).
+fn storage_as_file(
+    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
+    storage: &str,
+    budget: &mut u64,
+) -> Result<Vec<u8>, ExtractError> {
+    use std::io::Write;
+    let copy_error = |e: std::io::Error| ExtractError::Malformed(format!("{storage}: {e}"));
+    let root = std::path::Path::new("/").join(storage);
+    let entries: Vec<(std::path::PathBuf, bool)> = file
+        .walk_storage(&root)
+        .map_err(copy_error)?
+        .map(|e| (e.path().to_path_buf(), e.is_stream()))
+        .collect();
+    let mut out = cfb::CompoundFile::create(Cursor::new(Vec::new())).map_err(copy_error)?;
+    for (path, is_stream) in entries {
+        let Ok(inner) = path.strip_prefix(&root) else {
+            continue;
+        };
+        if inner.as_os_str().is_empty() {
+            continue;
+        }
+        let inner = std::path::Path::new("/").join(inner);
+        if is_stream {
+            let data = read_stream(file, &path.to_string_lossy(), budget)?;
+            if let Some(parent) = inner.parent() {
+                out.create_storage_all(parent).map_err(copy_error)?;
+            }
+            out.create_stream(&inner)
+                .and_then(|mut s| s.write_all(&data))
+                .map_err(copy_error)?;
+        } else {
+            out.create_storage_all(&inner).map_err(copy_error)?;
+        }
+    }
+    out.flush().map_err(copy_error)?;
+    Ok(out.into_inner().into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,5 +579,115 @@ mod tests {
         assert_eq!(filetime(ticks).as_deref(), Some("2020-02-03T04:05:06Z"));
         assert_eq!(filetime(0), None);
         assert_eq!(filetime(u64::MAX), None);
+    }
+
+    /// A Packager stream wrapping `data` as `label`, laid out as Office writes it.
+    fn packager(label: &str, data: &[u8]) -> Vec<u8> {
+        let temp = format!("C:\\Temp\\{label}\0");
+        let body = [
+            &[2u8, 0][..],
+            label.as_bytes(),
+            b"\0",
+            format!("C:\\{label}\0").as_bytes(),
+            &[0, 0, 3, 0],
+            &(temp.len() as u32).to_le_bytes(),
+            temp.as_bytes(),
+            &(data.len() as u32).to_le_bytes(),
+            data,
+        ]
+        .concat();
+        [&(body.len() as u32).to_le_bytes()[..], &body].concat()
+    }
+
+    #[test]
+    fn embedded_objects_give_the_files_they_hold() {
+        use std::io::Write;
+        let mut c = cfb::CompoundFile::create(Cursor::new(Vec::new())).unwrap();
+        let stream = |c: &mut cfb::CompoundFile<Cursor<Vec<u8>>>, path: &str, data: &[u8]| {
+            c.create_stream(path).unwrap().write_all(data).unwrap();
+        };
+        for storage in [
+            "/MBD1",
+            "/MBD2",
+            "/MBD3",
+            "/MBD4",
+            "/MBD4/ObjectPool",
+            "/MBD5",
+        ] {
+            c.create_storage(storage).unwrap();
+        }
+        stream(&mut c, "/MBD1/Package", b"PK\x03\x04 a docx");
+        stream(&mut c, "/MBD1/\x01CompObj", b"ignored");
+        stream(
+            &mut c,
+            "/MBD2/\x01Ole10Native",
+            &packager("notes.txt", b"hello"),
+        );
+        stream(&mut c, "/MBD3/CONTENTS", b"%PDF-1.4");
+        stream(&mut c, "/MBD4/WordDocument", b"word");
+        c.create_storage("/MBD4/ObjectPool/_1").unwrap();
+        stream(&mut c, "/MBD4/ObjectPool/_1/Workbook", b"book");
+        stream(&mut c, "/MBD5/\x01CompObj", b"a picture");
+        let bytes = c.into_inner().into_inner();
+        let mut file = cfb::CompoundFile::open(Cursor::new(bytes.as_slice())).unwrap();
+        let mut budget = 1 << 20;
+        let mut object =
+            |storage: &str, budget: &mut u64| embedded_file(&mut file, storage, budget).unwrap();
+        let package = object("MBD1", &mut budget).unwrap();
+        assert_eq!(
+            (package.name.as_str(), &package.bytes[..]),
+            ("MBD1", &b"PK\x03\x04 a docx"[..])
+        );
+        let packaged = object("MBD2", &mut budget).unwrap();
+        assert_eq!(
+            (packaged.name.as_str(), &packaged.bytes[..]),
+            ("notes.txt", &b"hello"[..])
+        );
+        assert_eq!(object("MBD3", &mut budget).unwrap().bytes, b"%PDF-1.4");
+        assert_eq!(object("MBD5", &mut budget), None);
+        // A Word document: the storage, and the objects in it, as a file of its own.
+        let before = budget;
+        let word = object("MBD4", &mut budget).unwrap();
+        assert_eq!(before - budget, 8, "both streams charged");
+        let mut inner = cfb::CompoundFile::open(Cursor::new(word.bytes.as_slice())).unwrap();
+        let mut all = u64::MAX;
+        assert_eq!(
+            read_stream(&mut inner, "WordDocument", &mut all).unwrap(),
+            b"word"
+        );
+        assert_eq!(
+            read_stream(&mut inner, "ObjectPool/_1/Workbook", &mut all).unwrap(),
+            b"book"
+        );
+        // Over the budget: refused.
+        let mut small = 4;
+        assert!(matches!(
+            embedded_file(&mut file, "MBD1", &mut small),
+            Err(ExtractError::LimitExceeded(_))
+        ));
+    }
+
+    #[test]
+    fn packager_streams_not_laid_out_as_expected_hold_the_file_after_their_size() {
+        let stream = packager("notes.txt", b"hello");
+        assert_eq!(
+            ole10_native(&stream),
+            (Some("notes.txt".into()), &b"hello"[..])
+        );
+        // Cut anywhere: the bytes after the size, never a panic.
+        for cut in truncations(&stream) {
+            let (label, data) = ole10_native(cut);
+            if label.is_none() {
+                assert_eq!(data, cut.get(4..).unwrap_or_default());
+            }
+        }
+        for seed in 1..200 {
+            ole10_native(&noise(64, seed));
+        }
+        // A data size past the end.
+        let mut long = stream.clone();
+        let at = long.len() - 9;
+        long[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(ole10_native(&long), (None, &long[4..]));
     }
 }

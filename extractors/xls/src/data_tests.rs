@@ -6,13 +6,15 @@ use std::{fs, path::Path};
 
 use inlet_core::extract::ExtractError;
 use inlet_extract_testkit::{
-    CORPUS, check_peer_recall, detect, documents, documents_in, metadata, run, text,
+    CORPUS, check_peer_recall, detect, documents, documents_in, metadata, run, run_nested, text,
 };
 
 // The other OLE2 formats, so that detection is tested against their sniffers.
 use inlet_extract_doc as _;
 use inlet_extract_mail as _;
 use inlet_extract_ppt as _;
+// An embedded object's text file.
+use inlet_extract_text as _;
 
 /// The test documents shared by the legacy Office extractors.
 const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
@@ -24,7 +26,12 @@ fn workbook(name: &str) -> Vec<u8> {
 
 #[test]
 fn every_ole2_test_document_is_detected_as_its_own_format() {
-    for (folder, id) in [("xls", "xls"), ("ppt", "ppt"), ("msg", "msg")] {
+    for (folder, id) in [
+        ("xls", "xls"),
+        ("ppt", "ppt"),
+        ("msg", "msg"),
+        ("doc", "doc"),
+    ] {
         for path in documents_in(&Path::new(TESTDATA).join(folder)) {
             let bytes = fs::read(&path).unwrap();
             assert_eq!(detect(&bytes), Some(id), "{}", path.display());
@@ -63,7 +70,7 @@ fn recall_against_the_peers_is_at_least_95_percent() {
         &["encrypted.xls"],
         &floors,
     );
-    assert!(checked >= 15, "{checked} workbooks with a reference");
+    assert!(checked >= 17, "{checked} workbooks with a reference");
     assert!(Path::new(CORPUS).exists());
 }
 
@@ -256,6 +263,36 @@ fn charts_give_their_titles_and_series_names() {
     let t = text("xls", &workbook("WithChart.xls"));
     assert!(
         t.contains("\nSheet2\n1st Column\n2nd Column\nSheet3"),
+        "{t}"
+    );
+}
+
+#[test]
+fn embedded_documents_follow_the_sheets_under_their_names() {
+    // oletools' embedded-simple-2007.xls: a text file the Packager wrapped (`\x01Ole10Native`),
+    // under its label.
+    let t = run_nested("xls", &workbook("embedded-simple-2007.xls")).unwrap();
+    assert!(
+        t.contains("\nsimple-text-file.txt\nThis is a simple ascii contents"),
+        "{t}"
+    );
+    // POI's ole2-embedding.xls: a Word document and a PowerPoint slide (MBD storages).
+    let t = run_nested("xls", &workbook("ole2-embedding.xls")).unwrap();
+    assert!(t.contains("\nMBD06CAB431\nEmbedded Word document\n"), "{t}");
+    assert!(
+        t.contains("\nMBD06CAC85A\nPowerPoint Slide\nEmbedded in an Excel spreadsheet\n"),
+        "{t}"
+    );
+    // POI's WithEmbeddedObjects.xls: Word documents embedding documents and workbooks, read
+    // three levels deep.
+    let t = run_nested("xls", &workbook("WithEmbeddedObjects.xls")).unwrap();
+    for seen in ["\nDoc-1\n", "\nDoc-1-1\n", "\nxls-1-2\n", "\nDoc-2-1-1\n"] {
+        assert!(t.contains(seen), "{seen:?} in {t}");
+    }
+    // Without a nested extractor only the names are written.
+    let t = text("xls", &workbook("ole2-embedding.xls"));
+    assert!(
+        t.contains("\nMBD06CAB431\n") && !t.contains("Embedded Word"),
         "{t}"
     );
 }

@@ -17,7 +17,7 @@ use calamine::{Data, Reader as _, SheetType, Xls, XlsError, XlsOptions};
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 use inlet_extract_support::{
     cells::{CellFormat, write_data},
-    ole::{Summary, read_stream},
+    ole::{Summary, read_stream, write_embedded},
 };
 
 /// The OLE2 (Compound File Binary) signature.
@@ -25,6 +25,9 @@ const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
 
 /// The workbook stream of BIFF8 (Excel 97–2003) files, and of BIFF5 (Excel 5/95) files.
 const STREAMS: [&str; 2] = ["Workbook", "Book"];
+
+/// Names of the root storages Excel keeps embedded objects in.
+const EMBEDDED_PREFIX: &str = "MBD";
 
 /// Detection score for an OLE2 file with a workbook stream.
 const SCORE: u8 = 95;
@@ -41,23 +44,23 @@ impl Extractor for XlsExtractor {
     }
 }
 
-/// Reads the workbook stream, at most `budget` bytes of it, after reporting the summary
-/// properties (title, author, dates) when the sink takes metadata; they are charged to `budget`.
+/// Reads the workbook stream of `file`, at most `budget` bytes of it, after reporting the
+/// summary properties (title, author, dates) when the sink takes metadata; they are charged to
+/// `budget`.
 fn workbook_stream(
-    input: &[u8],
+    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
     budget: &mut u64,
     sink: &mut TextSink,
 ) -> Result<Vec<u8>, ExtractError> {
-    let mut file = cfb::CompoundFile::open(Cursor::new(input)).map_err(ExtractError::malformed)?;
     if let Some(m) = sink.metadata_mut() {
-        Summary::read(&mut file, budget).fill(m);
+        Summary::read(file, budget).fill(m);
     }
     let name = STREAMS
         .into_iter()
         .find(|name| file.is_stream(name))
         .ok_or_else(|| ExtractError::Malformed("no workbook stream".into()))?;
     let mut room = *budget;
-    read_stream(&mut file, name, &mut room)
+    read_stream(file, name, &mut room)
 }
 
 /// A compound file holding only `stream` as its workbook: what `calamine` opens, so that its own
@@ -78,7 +81,8 @@ fn repackaged(stream: &[u8]) -> Result<Vec<u8>, ExtractError> {
 /// spends on its cell grids.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let mut budget = sink.max_decompressed_bytes();
-    let stream = workbook_stream(input, &mut budget, sink)?;
+    let mut file = cfb::CompoundFile::open(Cursor::new(input)).map_err(ExtractError::malformed)?;
+    let stream = workbook_stream(&mut file, &mut budget, sink)?;
     let book = biff::vet(&stream)?;
     drop(stream);
     // `calamine` keeps a dense grid of every sheet (and one of its formulas), and hands out a
@@ -169,7 +173,9 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             sink.line_break()?;
         }
     }
-    Ok(())
+    let mut budget = budget.saturating_sub(book.stream.len() as u64);
+    // Embedded documents after the sheets, as Tika writes them.
+    write_embedded(&mut file, "", EMBEDDED_PREFIX, &mut budget, sink)
 }
 
 /// A sheet's comments, text boxes and charts' text, each on its own lines.
