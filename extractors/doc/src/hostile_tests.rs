@@ -11,8 +11,8 @@ use std::{
 use inlet_core::extract::{ExtractError, Limits};
 
 use crate::testutil::{
-    capped, check_damage, check_decompression_cap, check_output_cap, detect, documents, noise, run,
-    run_with, survives, text,
+    capped, check_damage, check_decompression_cap, check_output_cap, detect, documents,
+    documents_in, noise, run, run_with, survives, text,
 };
 
 /// Where the generated FIB puts the text in the `WordDocument` stream.
@@ -153,7 +153,44 @@ fn empty_random_and_truncated_files_fail_fast_without_panic() {
         .map(|p| fs::read(p).unwrap())
         .collect();
     files.push(generated);
+    files.extend(
+        documents_in(&std::path::Path::new(TESTDATA).join("doc"))
+            .iter()
+            .map(|p| fs::read(p).unwrap()),
+    );
     check_damage("doc", &files, 20);
+}
+
+/// Apache POI's Word test documents (extractors/testdata/doc).
+const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
+
+#[test]
+fn damaged_word_6_streams_never_panic() {
+    // The Word 6/95 test documents' WordDocument streams with bytes overwritten at many
+    // places (their FIBs, piece tables and text), each repackaged alone.
+    for name in ["Word95.doc", "Bug60942.doc", "Bug49933.doc"] {
+        let bytes = fs::read(format!("{TESTDATA}/doc/{name}")).unwrap();
+        let mut file = cfb::CompoundFile::open(Cursor::new(bytes)).unwrap();
+        let mut word = Vec::new();
+        std::io::Read::read_to_end(&mut file.open_stream("WordDocument").unwrap(), &mut word)
+            .unwrap();
+        for seed in 1..150u64 {
+            let mut damaged = word.clone();
+            let noise = noise(16, seed);
+            // Half in the FIB (the first 0x200 bytes), half anywhere.
+            let span = if seed % 2 == 0 { 0x200 } else { damaged.len() };
+            let at = (noise[0] as usize * 256 + noise[1] as usize) % span.min(damaged.len());
+            let end = (at + 8).min(damaged.len());
+            damaged[at..end].copy_from_slice(&noise[8..8 + (end - at)]);
+            let mut out = cfb::CompoundFile::create(Cursor::new(Vec::new())).unwrap();
+            out.create_stream("WordDocument")
+                .unwrap()
+                .write_all(&damaged)
+                .unwrap();
+            let input = out.into_inner().into_inner();
+            let _ = survives("doc", 2.0, || run("doc", &input));
+        }
+    }
 }
 
 #[test]

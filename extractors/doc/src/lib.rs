@@ -53,14 +53,19 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     if fib.encrypted {
         return Err(ExtractError::Unsupported("encrypted Word document".into()));
     }
+    let (chars, encoding) = (fib.total_chars(), fib.encoding);
     if fib.clx_len == 0 {
-        // Word 95 and earlier (no piece table): the text is one run of 8-bit characters.
-        piece::write_pieces(&word, &[fib.flat_piece()], fib.total_chars(), sink)?;
+        // Word 6/95 saved in full (no piece table): the text is one run of 8-bit characters.
+        piece::write_pieces(&word, &[fib.flat_piece()], chars, encoding, sink)?;
+    } else if fib.word6 {
+        // Word 6/95 fast-saved: the piece table is in the WordDocument stream.
+        let pieces = piece::pieces(&word, fib.clx_offset, fib.clx_len, true)?;
+        piece::write_pieces(&word, &pieces, chars, encoding, sink)?;
     } else {
         let table_name = if fib.table_one { "1Table" } else { "0Table" };
         let table = read_stream(&mut file, table_name, &mut budget)?;
-        let pieces = piece::pieces(&table, fib.clx_offset, fib.clx_len)?;
-        piece::write_pieces(&word, &pieces, fib.total_chars(), sink)?;
+        let pieces = piece::pieces(&table, fib.clx_offset, fib.clx_len, false)?;
+        piece::write_pieces(&word, &pieces, chars, encoding, sink)?;
     }
     drop(word);
     // Embedded documents (`ObjectPool/_…` storages) after the text, as Tika writes them.

@@ -3,11 +3,22 @@
 //! positions to byte runs, and the writer that turns Word's control characters into text
 //! (paragraph and cell marks, fields whose instructions are dropped and results kept).
 
-use encoding_rs::WINDOWS_1252;
+use encoding_rs::{Encoding, WINDOWS_1252};
 use inlet_core::extract::{ExtractError, TextSink};
 
-/// `wIdent` of a Word binary document.
+/// `wIdent` of a Word binary document (Word 97 and later).
 const WORD_IDENT: u16 = 0xA5EC;
+
+/// `wIdent` of a Word 6.0 or Word 95 document.
+const WORD6_IDENT: u16 = 0xA5DC;
+
+/// Bit of the FIB flags: the document was fast-saved and has a piece table (Word 6/95).
+const F_COMPLEX: u16 = 0x0004;
+
+/// Where a Word 6/95 FIB holds its story lengths (`ccpText` … `ccpHdrTxbx`) and its CLX's
+/// place in the `WordDocument` stream (`fcClx`, `lcbClx`).
+const WORD6_CCP: usize = 0x34;
+const WORD6_CLX: usize = 0x160;
 
 /// Characters decoded between two pushes into the sink (and looks at the clock).
 const CHUNK_CHARS: usize = 16 * 1024;
@@ -38,6 +49,12 @@ pub(crate) struct Fib {
     /// Start and end of the text in the `WordDocument` stream (Word 95 and earlier).
     pub(crate) fc_min: u32,
     pub(crate) fc_mac: u32,
+    /// A Word 6/95 document: no table stream (the CLX is in the `WordDocument` stream), every
+    /// piece 8-bit.
+    pub(crate) word6: bool,
+    /// The encoding of 8-bit text: Windows-1252 from Word 97 on; in Word 6/95 the code page
+    /// of the document's language.
+    pub(crate) encoding: &'static Encoding,
 }
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
@@ -59,8 +76,10 @@ fn short() -> ExtractError {
 impl Fib {
     /// Reads the FIB at the start of the `WordDocument` stream.
     pub(crate) fn parse(word: &[u8]) -> Result<Self, ExtractError> {
-        if u16_at(word, 0).ok_or_else(short)? != WORD_IDENT {
-            return Err(ExtractError::Malformed("not a Word binary document".into()));
+        match u16_at(word, 0).ok_or_else(short)? {
+            WORD_IDENT => {}
+            WORD6_IDENT => return Self::parse_word6(word),
+            _ => return Err(ExtractError::Malformed("not a Word binary document".into())),
         }
         let flags = u16_at(word, 0x0A).ok_or_else(short)?;
         let fc_min = u32_at(word, 0x18).ok_or_else(short)?;
@@ -96,6 +115,47 @@ impl Fib {
             ccp,
             fc_min,
             fc_mac,
+            word6: false,
+            encoding: WINDOWS_1252,
+        })
+    }
+
+    /// Reads a Word 6.0/95 FIB: the same base, then fixed places for the story lengths and,
+    /// when the file was fast-saved (`fComplex`), the CLX.
+    fn parse_word6(word: &[u8]) -> Result<Self, ExtractError> {
+        let flags = u16_at(word, 0x0A).ok_or_else(short)?;
+        let lid = u16_at(word, 0x06).ok_or_else(short)?;
+        let mut ccp = [0u32; 8];
+        for (i, c) in ccp.iter_mut().enumerate() {
+            *c = u32_at(word, WORD6_CCP + i * 4).ok_or_else(short)?;
+        }
+        let (clx_offset, clx_len) = if flags & F_COMPLEX != 0 {
+            (
+                u32_at(word, WORD6_CLX).ok_or_else(short)?,
+                u32_at(word, WORD6_CLX + 4).ok_or_else(short)?,
+            )
+        } else {
+            (0, 0)
+        };
+        let fc_min = u32_at(word, 0x18).ok_or_else(short)?;
+        let fc_mac = u32_at(word, 0x1C).ok_or_else(short)?;
+        let mut encoding = language_encoding(lid);
+        if encoding == WINDOWS_1252 {
+            let text = word
+                .get(fc_min as usize..fc_mac as usize)
+                .unwrap_or_default();
+            encoding = guessed_8bit_encoding(text);
+        }
+        Ok(Self {
+            encrypted: flags & F_ENCRYPTED != 0,
+            table_one: false,
+            clx_offset,
+            clx_len,
+            ccp,
+            fc_min,
+            fc_mac,
+            word6: true,
+            encoding,
         })
     }
 
@@ -114,6 +174,51 @@ impl Fib {
     }
 }
 
+/// The Windows code page of a language id (`lid`), as Word 6/95 wrote 8-bit text in it:
+/// Central European, Cyrillic, Greek, Turkish, Hebrew, Arabic, Baltic, Vietnamese, Thai and the
+/// East Asian double-byte ones; Windows-1252 for the others.
+fn language_encoding(lid: u16) -> &'static Encoding {
+    let code_page = match (lid & 0x3FF, lid >> 10) {
+        // Serbian in Cyrillic shares Croatian's primary id.
+        (0x1A, 3) => 1251,
+        (0x05 | 0x0E | 0x15 | 0x18 | 0x1A | 0x1B | 0x1C | 0x24, _) => 1250,
+        (0x02 | 0x19 | 0x22 | 0x23 | 0x2F, _) => 1251,
+        (0x08, _) => 1253,
+        (0x1F, _) => 1254,
+        (0x0D, _) => 1255,
+        (0x01 | 0x20 | 0x29, _) => 1256,
+        (0x25..=0x27, _) => 1257,
+        (0x2A, _) => 1258,
+        (0x1E, _) => 874,
+        (0x11, _) => 932,
+        (0x12, _) => 949,
+        // Chinese: Taiwan and Hong Kong traditional, else simplified.
+        (0x04, 1 | 3) => 950,
+        (0x04, _) => 936,
+        _ => 1252,
+    };
+    codepage::to_encoding(code_page).unwrap_or(WINDOWS_1252)
+}
+
+/// Bytes of a Word 6/95 text looked at by [`guessed_8bit_encoding`].
+const GUESS_BYTES: usize = 64 * 1024;
+
+/// The encoding of 8-bit text whose document names a Western language: Windows-1251 when most
+/// of its letters are bytes from 0xC0 up (Cyrillic letters are 0xC0–0xFF in Windows-1251; in
+/// Western text the accented letters there are a few among ASCII ones), else Windows-1252.
+/// Word 6/95 decoded each run in its font's character set; Russian documents written in an
+/// English Word carry the English language id.
+fn guessed_8bit_encoding(text: &[u8]) -> &'static Encoding {
+    let sample = &text[..text.len().min(GUESS_BYTES)];
+    let high = sample.iter().filter(|&&b| b >= 0xC0).count();
+    let ascii = sample.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    if high > ascii {
+        encoding_rs::WINDOWS_1251
+    } else {
+        WINDOWS_1252
+    }
+}
+
 /// A run of text: `cp_len` characters at byte `offset` of the `WordDocument` stream, one byte
 /// each (Windows-1252) when `compressed`, else two (UTF-16LE).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,8 +228,15 @@ pub(crate) struct Piece {
     pub(crate) compressed: bool,
 }
 
-/// Reads the piece table from the CLX at `offset..offset + len` of the table stream.
-pub(crate) fn pieces(table: &[u8], offset: u32, len: u32) -> Result<Vec<Piece>, ExtractError> {
+/// Reads the piece table from the CLX at `offset..offset + len` of the table stream (of the
+/// `WordDocument` stream in Word 6/95, whose pieces are all 8-bit text at their `fc`:
+/// `eight_bit`).
+pub(crate) fn pieces(
+    table: &[u8],
+    offset: u32,
+    len: u32,
+    eight_bit: bool,
+) -> Result<Vec<Piece>, ExtractError> {
     let bad = |what: &str| ExtractError::Malformed(format!("piece table: {what}"));
     let start = offset as usize;
     let end = start
@@ -156,23 +268,29 @@ pub(crate) fn pieces(table: &[u8], offset: u32, len: u32) -> Result<Vec<Piece>, 
         let cp_start = u32_at(plc, i * 4).ok_or_else(|| bad("truncated CPs"))?;
         let cp_end = u32_at(plc, (i + 1) * 4).ok_or_else(|| bad("truncated CPs"))?;
         let fc = u32_at(plc, (n + 1) * 4 + i * 8 + 2).ok_or_else(|| bad("truncated PCD"))?;
-        let compressed = fc & FC_COMPRESSED != 0;
+        let compressed = eight_bit || fc & FC_COMPRESSED != 0;
         let raw = fc & !(FC_COMPRESSED | 0x8000_0000);
         out.push(Piece {
             cp_len: cp_end.saturating_sub(cp_start),
-            offset: if compressed { raw / 2 } else { raw },
+            offset: match (eight_bit, compressed) {
+                (true, _) => fc,
+                (false, true) => raw / 2,
+                (false, false) => raw,
+            },
             compressed,
         });
     }
     Ok(out)
 }
 
-/// Writes the text of `pieces` (at most `max_chars` characters, the stories' total) into the
-/// sink. A piece pointing outside the stream ends the text with [`ExtractError::Malformed`].
+/// Writes the text of `pieces` (at most `max_chars` characters, the stories' total; 8-bit text
+/// in `encoding`) into the sink. A piece pointing outside the stream ends the text with
+/// [`ExtractError::Malformed`].
 pub(crate) fn write_pieces(
     word: &[u8],
     pieces: &[Piece],
     max_chars: u64,
+    encoding: &'static Encoding,
     sink: &mut TextSink,
 ) -> Result<(), ExtractError> {
     let mut writer = TextWriter::default();
@@ -199,7 +317,7 @@ pub(crate) fn write_pieces(
         for chunk in bytes.chunks(CHUNK_CHARS * width) {
             sink.check_deadline()?;
             if piece.compressed {
-                let (text, _) = WINDOWS_1252.decode_without_bom_handling(chunk);
+                let (text, _) = encoding.decode_without_bom_handling(chunk);
                 writer.write(text.chars(), sink)?;
             } else {
                 let units = chunk
@@ -290,6 +408,72 @@ mod tests {
     use inlet_core::extract::Limits;
 
     #[test]
+    fn word_6_text_is_decoded_in_its_languages_code_page() {
+        assert_eq!(language_encoding(0x0419), encoding_rs::WINDOWS_1251); // Russian
+        assert_eq!(language_encoding(0x0C1A), encoding_rs::WINDOWS_1251); // Serbian, Cyrillic
+        assert_eq!(language_encoding(0x041A), encoding_rs::WINDOWS_1250); // Croatian
+        assert_eq!(language_encoding(0x0405), encoding_rs::WINDOWS_1250); // Czech
+        assert_eq!(language_encoding(0x0408), encoding_rs::WINDOWS_1253); // Greek
+        assert_eq!(language_encoding(0x0411), encoding_rs::SHIFT_JIS); // Japanese
+        assert_eq!(language_encoding(0x0404), encoding_rs::BIG5); // Chinese, Taiwan
+        assert_eq!(language_encoding(0x0804), encoding_rs::GBK); // Chinese, PRC
+        assert_eq!(language_encoding(0x040C), WINDOWS_1252); // French
+        assert_eq!(language_encoding(0x0409), WINDOWS_1252); // English
+        // Western by its language id: Cyrillic when most letters are high bytes.
+        let russian = encoding_rs::WINDOWS_1251
+            .encode("Компания Аскат М предлагает")
+            .0;
+        assert_eq!(guessed_8bit_encoding(&russian), encoding_rs::WINDOWS_1251);
+        let french = WINDOWS_1252.encode("A l'attention de : Société générale").0;
+        assert_eq!(guessed_8bit_encoding(&french), WINDOWS_1252);
+        assert_eq!(guessed_8bit_encoding(b""), WINDOWS_1252);
+    }
+
+    #[test]
+    fn word_6_pieces_are_8_bit_at_their_file_position() {
+        // A CLX of one Pcdt: two pieces (CPs 0, 3, 5) at fc 100 and 0x4000_0010.
+        let mut plc = Vec::new();
+        for cp in [0u32, 3, 5] {
+            plc.extend_from_slice(&cp.to_le_bytes());
+        }
+        for fc in [100u32, 0x4000_0010] {
+            plc.extend_from_slice(&[0, 0]);
+            plc.extend_from_slice(&fc.to_le_bytes());
+            plc.extend_from_slice(&[0, 0]);
+        }
+        let clx = [&[2u8][..], &(plc.len() as u32).to_le_bytes(), &plc].concat();
+        let len = clx.len() as u32;
+        let word6 = pieces(&clx, 0, len, true).unwrap();
+        assert_eq!(
+            word6[0],
+            Piece {
+                cp_len: 3,
+                offset: 100,
+                compressed: true
+            }
+        );
+        assert_eq!(word6[1].offset, 0x4000_0010);
+        // Word 97: the compressed bit halves the offset; without it, UTF-16.
+        let word97 = pieces(&clx, 0, len, false).unwrap();
+        assert_eq!(
+            word97[0],
+            Piece {
+                cp_len: 3,
+                offset: 100,
+                compressed: false
+            }
+        );
+        assert_eq!(
+            word97[1],
+            Piece {
+                cp_len: 2,
+                offset: 8,
+                compressed: true
+            }
+        );
+    }
+
+    #[test]
     fn fields_keep_results_and_drop_instructions() {
         let mut sink = TextSink::new(&Limits::default());
         let mut w = TextWriter::default();
@@ -313,12 +497,13 @@ mod tests {
             offset: 0,
             compressed: true,
         };
-        let err = write_pieces(b"abcdefgh", &[first, piece], 100, &mut sink).unwrap_err();
+        let err =
+            write_pieces(b"abcdefgh", &[first, piece], 100, WINDOWS_1252, &mut sink).unwrap_err();
         assert_eq!(sink.as_str(), "ab");
         assert!(matches!(err, ExtractError::Malformed(_)));
         let ok = Piece { cp_len: 3, ..piece };
         let mut sink = TextSink::new(&Limits::default());
-        write_pieces(b"abcdefgh", &[ok], 100, &mut sink).unwrap();
+        write_pieces(b"abcdefgh", &[ok], 100, WINDOWS_1252, &mut sink).unwrap();
         assert_eq!(sink.as_str(), "efg\n");
     }
 }
