@@ -367,3 +367,50 @@ fn the_output_cap_and_the_deadline_stop_extraction() {
     let (result, _) = run_with("ppt", &d, &limits);
     assert!(matches!(result, Err(ExtractError::TimedOut)), "{result:?}");
 }
+
+#[test]
+fn embedded_object_records_are_bounded_and_never_panic() {
+    use flate2::{Compression, write::ZlibEncoder};
+    let zlib = |data: &[u8]| {
+        let mut z = ZlibEncoder::new(Vec::new(), Compression::default());
+        z.write_all(data).unwrap();
+        z.finish().unwrap()
+    };
+    // A compound file holding a Packager-less `CONTENTS` stream.
+    let mut c = cfb::CompoundFile::create(Cursor::new(Vec::new())).unwrap();
+    c.create_stream("CONTENTS")
+        .unwrap()
+        .write_all(b"plain words")
+        .unwrap();
+    let storage = c.into_inner().into_inner();
+    let stored = |size: u32, body: &[u8]| [&size.to_le_bytes()[..], body].concat();
+    let records = [
+        // Readable: stored as is, and compressed.
+        atom(0, crate::EX_OLE_OBJ_STG, &storage),
+        atom(
+            1,
+            crate::EX_OLE_OBJ_STG,
+            &stored(storage.len() as u32, &zlib(&storage)),
+        ),
+        // A size past the budget, a bomb cut at its declared size, noise, a cut record.
+        atom(1, crate::EX_OLE_OBJ_STG, &stored(u32::MAX, &zlib(&storage))),
+        atom(
+            1,
+            crate::EX_OLE_OBJ_STG,
+            &stored(64, &zlib(&vec![0; 1 << 24])),
+        ),
+        atom(1, crate::EX_OLE_OBJ_STG, &stored(4096, &noise(512, 7))),
+        atom(1, crate::EX_OLE_OBJ_STG, &[1, 2]),
+        atom(0, crate::EX_OLE_OBJ_STG, &noise(512, 8)),
+    ]
+    .concat();
+    let mut sink = inlet_core::extract::TextSink::new(&Limits::default());
+    let mut budget = 1 << 20;
+    let t = survives("ppt objects", 2.0, || {
+        crate::embedded_objects(&records, &mut budget, &mut sink).unwrap();
+        sink.into_text()
+    });
+    // Two objects found (their headings; no nested extractor here), nothing else.
+    assert_eq!(t.matches("embedded object").count(), 2, "{t}");
+    assert!(budget < 1 << 20, "the inflated bytes are charged");
+}

@@ -9,10 +9,11 @@ mod data_tests;
 #[cfg(test)]
 mod hostile_tests;
 
-use std::io::Cursor;
+use std::io::{Cursor, Read};
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::ole::{Summary, read_stream};
+use inlet_extract_support::ole::{Summary, embedded_in_compound_file, read_stream};
+use record::{Children, u32_at};
 
 /// The OLE2 (Compound File Binary) signature.
 const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
@@ -25,6 +26,12 @@ const CURRENT_USER: &str = "Current User";
 
 /// The stream an encrypted presentation keeps its summary in (MS-PPT 2.1.1).
 const ENCRYPTED_SUMMARY: &str = "EncryptedSummary";
+
+/// `ExOleObjStg`: an embedded object's storage.
+const EX_OLE_OBJ_STG: u16 = 0x1011;
+
+/// The heading of an embedded object that gives no file name.
+const EMBEDDED_NAME: &str = "embedded object";
 
 /// Detection score for an OLE2 file with a `PowerPoint Document` stream.
 const SCORE: u8 = 95;
@@ -80,6 +87,52 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         return Err(ExtractError::Malformed(
             "a record runs past its container".into(),
         ));
+    }
+    embedded_objects(&stream, &mut budget, sink)
+}
+
+/// Each embedded object (an `ExOleObjStg` record at the top level of the stream: the object's
+/// storage as a compound file, zlib-compressed after its size when the record's instance is 1)
+/// extracted with the registry after the slides, under the Packager's label or
+/// [`EMBEDDED_NAME`], within the presentation's decompression budget. One that cannot be read
+/// is skipped.
+pub(crate) fn embedded_objects(
+    stream: &[u8],
+    budget: &mut u64,
+    sink: &mut TextSink,
+) -> Result<(), ExtractError> {
+    for record in Children::of(stream) {
+        let Ok(record) = record else {
+            break;
+        };
+        if record.typ != EX_OLE_OBJ_STG {
+            continue;
+        }
+        sink.check_deadline()?;
+        let inflated;
+        let storage = if record.instance == 1 {
+            let Some(size) = u32_at(record.data, 0)
+                .map(u64::from)
+                .filter(|&n| n <= *budget)
+            else {
+                continue;
+            };
+            let mut out = Vec::new();
+            let read = flate2::read::ZlibDecoder::new(record.data.get(4..).unwrap_or_default())
+                .take(size)
+                .read_to_end(&mut out);
+            *budget -= out.len() as u64;
+            if read.is_err() {
+                continue;
+            }
+            inflated = out;
+            &inflated[..]
+        } else {
+            record.data
+        };
+        if let Some(object) = embedded_in_compound_file(storage, EMBEDDED_NAME, budget) {
+            sink.extract_nested(&object.name, &object.bytes)?;
+        }
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! OLE2 compound files (the container of .doc, .xls, .ppt and .msg): reading a stream whole
 //! under the input's decompression budget, the property sets of the summary streams (title,
 //! author, dates, page and slide counts) as [`Summary`], and the files embedded as objects
-//! ([`embedded_file`], [`write_embedded`]).
+//! ([`embedded_file`], [`write_embedded`], [`embedded_in_compound_file`]).
 
 use std::io::{Cursor, Read};
 
@@ -363,6 +363,25 @@ pub fn embedded_file(
         return Ok(Some(Embedded { name, bytes }));
     }
     Ok(None)
+}
+
+/// The file an embedded object kept as a compound file of its own holds (PowerPoint stores
+/// each object's storage so): as [`embedded_file`] finds it in the root, or the compound file
+/// itself when it is an OLE2 document. `None` when `bytes` is not a compound file or holds no
+/// file; `name` when the object gives none.
+pub fn embedded_in_compound_file(bytes: &[u8], name: &str, budget: &mut u64) -> Option<Embedded> {
+    let mut file = cfb::CompoundFile::open(Cursor::new(bytes)).ok()?;
+    if DOCUMENT_STREAMS.iter().any(|s| file.is_stream(s)) {
+        return Some(Embedded {
+            name: name.to_owned(),
+            bytes: bytes.to_vec(),
+        });
+    }
+    let mut object = embedded_file(&mut file, "", budget).ok().flatten()?;
+    if object.name.is_empty() {
+        object.name = name.to_owned();
+    }
+    Some(object)
 }
 
 /// Extracts, with the registry through [`TextSink::extract_nested`], each embedded object
