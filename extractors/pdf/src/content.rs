@@ -263,6 +263,9 @@ impl<'d, 'a> Interpreter<'d, 'a> {
                 continue;
             }
             let Some(ap) = doc.get_in(annot, b"AP") else {
+                if let Some(u) = unappeared_text(doc, annot) {
+                    self.place_text(&u)?;
+                }
                 continue;
             };
             let Some(normal) = ap.as_dict().and_then(|d| d.get(b"N")) else {
@@ -291,6 +294,35 @@ impl<'d, 'a> Interpreter<'d, 'a> {
             };
             let mut forms = Vec::new();
             self.draw_form(form, num, resources, &place, &mut forms, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Records the text a viewer draws for an annotation without an appearance stream as
+    /// glyphs, a line per line of it, each glyph `size` high and half as wide (Helvetica's
+    /// average width).
+    fn place_text(&mut self, u: &Unappeared) -> Result<(), ExtractError> {
+        let (left, size) = (u.left, u.size);
+        let page = &mut self.page;
+        for (i, line) in u.text.lines().enumerate() {
+            let y = u.baseline - size * i as f32;
+            for (k, c) in line.chars().enumerate() {
+                if page.glyphs.len() >= self.max_glyphs || page.text.len() > u32::MAX as usize / 2 {
+                    return Err(ExtractError::Full);
+                }
+                let x = left + size * 0.5 * k as f32;
+                let start = page.text.len();
+                page.text.push(c);
+                page.glyphs.push(Placed {
+                    x,
+                    y,
+                    end: x + size * 0.5,
+                    size,
+                    rot: 0,
+                    start: u32::try_from(start).unwrap_or(u32::MAX),
+                    len: c.len_utf8() as u32,
+                });
+            }
         }
         Ok(())
     }
@@ -679,21 +711,118 @@ impl<'a> Source<'a> {
 /// The matrix that puts an annotation's appearance form on the page: the form's `/BBox`,
 /// transformed by its `/Matrix`, scaled and moved onto the annotation's `/Rect`. `None` when the
 /// rectangle or the box is missing or not finite.
-fn annotation_placement(doc: &Document<'_>, annot: &Dict, form: &Stream) -> Option<Matrix> {
-    let rect = |dict: &Dict, key: &[u8]| -> Option<[f32; 4]> {
-        let arr = doc.get_in(dict, key)?;
-        let arr = arr.as_array()?;
-        if arr.len() < 4 {
-            return None;
-        }
-        let mut r = [0f32; 4];
-        for (slot, v) in r.iter_mut().zip(arr) {
-            *slot = doc.resolve(v).as_f32().filter(|v| v.is_finite())?;
-        }
-        Some(r)
+/// The four numbers of the rectangle `dict[key]` (`/Rect`, `/BBox`), if finite.
+fn rect_of(doc: &Document<'_>, dict: &Dict, key: &[u8]) -> Option<[f32; 4]> {
+    let arr = doc.get_in(dict, key)?;
+    let arr = arr.as_array()?;
+    if arr.len() < 4 {
+        return None;
+    }
+    let mut r = [0f32; 4];
+    for (slot, v) in r.iter_mut().zip(arr) {
+        *slot = doc.resolve(v).as_f32().filter(|v| v.is_finite())?;
+    }
+    Some(r)
+}
+
+/// Parents of a form field followed to find an inherited entry, at most.
+const MAX_FIELD_DEPTH: usize = 32;
+
+/// Field flag (`/Ff`) of a text field of several lines.
+const MULTILINE: i64 = 1 << 12;
+
+/// Font size used when an annotation's default appearance (`/DA`) gives none (or 0, auto).
+const DEFAULT_ANNOTATION_SIZE: f32 = 12.0;
+
+/// The text an annotation without an appearance stream shows all the same, as viewers (and
+/// pdftotext) draw one for it, where it draws it ([`Unappeared`]): a free-text annotation's
+/// `/Contents`; a text or choice field's value (`/V`, inherited from its parent fields). Notes
+/// (`/Text`) are pop-ups, not page text; a check box's value is a state name; a button's
+/// caption is also drawn on the page in the forms seen.
+fn unappeared_text(doc: &Document<'_>, annot: &Dict) -> Option<Unappeared> {
+    let name = |o: Option<std::borrow::Cow<'_, Object>>| match o.as_deref() {
+        Some(Object::Name(n)) => Some(n.clone()),
+        _ => None,
     };
-    let [rx0, ry0, rx1, ry1] = rect(annot, b"Rect")?;
-    let [bx0, by0, bx1, by1] = rect(&form.dict, b"BBox")?;
+    // An entry of the annotation or, for a field, of its nearest parent that has it.
+    let inherited = |key: &[u8]| -> Option<Object> {
+        let mut dict = annot.clone();
+        for _ in 0..MAX_FIELD_DEPTH {
+            if let Some(v) = doc.get_in(&dict, key) {
+                return Some(v.into_owned());
+            }
+            dict = doc.get_in(&dict, b"Parent")?.as_dict()?.clone();
+        }
+        None
+    };
+    let string = |o: &Object| match o {
+        Object::Str(bytes) => Some(crate::encoding::text_string(bytes)),
+        _ => None,
+    };
+    let subtype = name(doc.get_in(annot, b"Subtype"))?;
+    let widget = subtype.as_slice() == b"Widget";
+    let text = match subtype.as_slice() {
+        b"FreeText" => string(&*doc.get_in(annot, b"Contents")?)?,
+        b"Widget" => match name(inherited(b"FT").map(std::borrow::Cow::Owned))?.as_slice() {
+            b"Tx" => string(&doc.resolve(&inherited(b"V")?))?,
+            b"Ch" => match doc.resolve(&inherited(b"V")?).into_owned() {
+                Object::Array(values) => values
+                    .iter()
+                    .filter_map(|v| string(&doc.resolve(v)))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                other => string(&other)?,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    if text.trim().is_empty() {
+        return None;
+    }
+    let [x0, y0, x1, y1] = rect_of(doc, annot, b"Rect")?;
+    let (left, bottom, top) = (x0.min(x1), y0.min(y1), y0.max(y1));
+    // `/DA` ends its font selection with `<font> <size> Tf`.
+    let size = inherited(b"DA")
+        .and_then(|da| match da {
+            Object::Str(bytes) => {
+                let da = String::from_utf8_lossy(&bytes).into_owned();
+                let words: Vec<&str> = da.split_whitespace().collect();
+                let tf = words.iter().position(|w| *w == "Tf")?;
+                words.get(tf.checked_sub(1)?)?.parse::<f32>().ok()
+            }
+            _ => None,
+        })
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1000.0)
+        .unwrap_or(DEFAULT_ANNOTATION_SIZE);
+    // One line centred as poppler centres it; several from the top.
+    let flags = inherited(b"Ff").and_then(|f| f.as_i64()).unwrap_or(0);
+    let one_line = widget && flags & MULTILINE == 0 && !text.contains('\n');
+    let baseline = if one_line {
+        bottom + 0.5 * (top - bottom) - 0.4 * size
+    } else {
+        top - size
+    };
+    Some(Unappeared {
+        text,
+        left: left + 2.0,
+        baseline,
+        size,
+    })
+}
+
+/// What [`unappeared_text`] finds: the text, where its first line starts, its font size.
+struct Unappeared {
+    text: String,
+    left: f32,
+    baseline: f32,
+    size: f32,
+}
+
+fn annotation_placement(doc: &Document<'_>, annot: &Dict, form: &Stream) -> Option<Matrix> {
+    let [rx0, ry0, rx1, ry1] = rect_of(doc, annot, b"Rect")?;
+    let [bx0, by0, bx1, by1] = rect_of(doc, &form.dict, b"BBox")?;
     let matrix = doc
         .get_in(&form.dict, b"Matrix")
         .and_then(|m| m.as_array().and_then(Matrix::from_operands))

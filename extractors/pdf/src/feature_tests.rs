@@ -250,3 +250,35 @@ fn annotation_appearances_are_drawn_unless_hidden() {
     let (_, text) = crate::testutil::run(&pdf);
     assert_eq!(text, "stamped\nchecked\nloop\n");
 }
+
+#[test]
+fn annotations_without_appearances_show_their_text_as_viewers_draw_it() {
+    let objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [6 0 R 9 0 R] >> >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
+          /Annots [5 0 R 7 0 R 8 0 R 10 0 R 11 0 R 12 0 R] >>"
+            .to_vec(),
+        stream("", b""),
+        // A free-text note of two lines.
+        b"<< /Type /Annot /Subtype /FreeText /Rect [100 700 300 740] /DA (/Helv 9 Tf 0 g) \
+          /Contents (Call back\\rbefore noon) >>"
+            .to_vec(),
+        // A text field whose value and type its parent holds, and its widget.
+        b"<< /FT /Tx /T (name) /V (Ada Lovelace) /Kids [7 0 R] >>".to_vec(),
+        b"<< /Type /Annot /Subtype /Widget /Parent 6 0 R /Rect [100 600 300 620] >>".to_vec(),
+        // A choice field's selected values (UTF-16 text strings).
+        b"<< /Type /Annot /Subtype /Widget /FT /Ch /Rect [100 500 300 520] \
+          /V [<FEFF004F0073006C006F> (Bergen)] >>"
+            .to_vec(),
+        b"<< /FT /Btn /T (agree) /V /Yes /Kids [10 0 R] >>".to_vec(),
+        // Not text on the page: a check box's state, a note's pop-up, a hidden field.
+        b"<< /Type /Annot /Subtype /Widget /Parent 9 0 R /Rect [100 400 120 420] >>".to_vec(),
+        b"<< /Type /Annot /Subtype /Text /Rect [100 300 120 320] /Contents (popup) >>".to_vec(),
+        b"<< /Type /Annot /Subtype /Widget /FT /Tx /F 2 /V (secret) /Rect [100 200 300 220] >>"
+            .to_vec(),
+    ];
+    let pdf = build_pdf(&objects);
+    let (_, text) = crate::testutil::run(&pdf);
+    assert_eq!(text, "Call back\nbefore noon\nAda Lovelace\nOslo\nBergen\n");
+}

@@ -68,3 +68,12 @@ fn annotation_appearances_are_read() {
     assert!(text.contains("Beautiful is better than ugly."), "{text:?}");
     assert!(text.contains('\u{F03D9}'), "{text:?}");
 }
+
+/// A form filled in Evince: the field's value has no appearance stream (the form asks viewers to
+/// draw one, `/NeedAppearances`), and pdftotext shows it.
+#[test]
+fn form_values_without_appearances_are_read() {
+    let text = text_of("pypdf-form_evince.pdf");
+    assert!(text.starts_with("foo\n"), "{text:?}");
+    assert!(text.contains("\nbar\n"), "{text:?}");
+}
