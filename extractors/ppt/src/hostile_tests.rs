@@ -157,7 +157,20 @@ fn objects() -> Vec<(u32, Vec<u8>)> {
         ])],
     );
     let notes = container(0, 0x03F0, &[drawing(&[shape(&[chars("Speaker notes")])])]);
-    let master = container(0, 0x03F8, &[drawing(&[shape(&[chars("Click to edit")])])]);
+    // A master: a placeholder's prompt (left out) and a line it draws on every slide.
+    let prompt = container(
+        0,
+        0xF004,
+        &[
+            container(0, 0xF011, &[atom(0, 0x0BC3, &[0; 8])]),
+            container(0, 0xF00D, &[chars("Click to edit")]),
+        ],
+    );
+    let master = container(
+        0,
+        0x03F8,
+        &[drawing(&[prompt, shape(&[chars("Company footer")])])],
+    );
     vec![
         (3, slide(0, &[])),
         (5, master),
@@ -171,8 +184,7 @@ fn presentation() -> Vec<u8> {
     presentation_with(&objects(), |_| {}, |_| {})
 }
 
-const EXPECTED: &str =
-    "Body one\nsecond line\nTitle one\nA text box \u{2013} caf\u{e9}\nSpeaker notes\nTitle two\n";
+const EXPECTED: &str = "Body one\nsecond line\nTitle one\nA text box \u{2013} caf\u{e9}\nSpeaker notes\nTitle two\nCompany footer\n";
 
 #[test]
 fn generated_presentations_read_back_in_slide_order() {
@@ -185,10 +197,10 @@ fn generated_presentations_read_back_in_slide_order() {
 fn without_the_current_user_stream_the_stream_order_is_read() {
     let d = presentation_with(&objects(), |user| user[8..12].fill(0xFF), |_| {});
     // The current edit is not in the stream: stream order, placeholders after the slides,
-    // masters left out.
+    // the master's text last without its placeholder's prompt.
     assert_eq!(
         text("ppt", &d),
-        "Speaker notes\nA text box \u{2013} caf\u{e9}\nTitle one\nBody one\nsecond line\nTitle two\n"
+        "Speaker notes\nA text box \u{2013} caf\u{e9}\nTitle one\nBody one\nsecond line\nTitle two\nCompany footer\n"
     );
 }
 

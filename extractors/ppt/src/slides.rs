@@ -8,8 +8,10 @@
 //! points at after them, comments last; then its notes (the notes slide its `SlideAtom` names).
 //!
 //! In stream order otherwise (no `Current User` stream, a broken edit chain): every slide and
-//! notes container of the stream, then the placeholder texts of the list. Masters are skipped
-//! either way (their text is the layout's "Click to edit" prompts).
+//! notes container of the stream, then the placeholder texts of the list. Either way, the text
+//! masters draw on their slides follows (their shapes other than placeholders, whose text is
+//! the layout's "Click to edit" prompts), once per master; and comments are read from the
+//! programmable tags' data (`BinaryTagDataBlob`) where PowerPoint 2002 and later keep them.
 
 use std::collections::{HashMap, HashSet};
 
@@ -32,12 +34,22 @@ const TEXT_BYTES: u16 = 0x0FA8;
 const CSTRING: u16 = 0x0FBA;
 const SLIDE_LIST_WITH_TEXT: u16 = 0x0FF0;
 const COMMENT: u16 = 0x2EE0;
+/// `BinaryTagDataBlob`: a programmable tag's data, records of PowerPoint 2002 and later
+/// (comments among them) although its header is an atom's.
+const BINARY_TAG_DATA: u16 = 0x138B;
+/// An Office drawing shape (`OfficeArtSpContainer`).
+const SHAPE: u16 = 0xF004;
+/// A shape's client data (`OfficeArtClientData`), and the placeholder atom it may hold.
+const CLIENT_DATA: u16 = 0xF011;
+const PLACEHOLDER: u16 = 0x0BC3;
 
 /// `SlideListWithText` instances: the slides' list and the notes' list.
 const SLIDES_LIST: u16 = 0;
 const NOTES_LIST: u16 = 2;
 /// The `CString` instance holding a comment's text.
 const COMMENT_TEXT: u16 = 1;
+/// `CString` instance of a comment's author.
+const COMMENT_AUTHOR: u16 = 0;
 
 /// Records nested deeper than this are not read (group shapes in group shapes...).
 pub(crate) const MAX_DEPTH: usize = 32;
@@ -109,9 +121,11 @@ fn atom_text(record: &Record<'_>) -> Option<String> {
         TEXT_BYTES => record.data.iter().map(|&b| char::from(b)).collect(),
         _ => return None,
     };
-    // Paragraph (CR) and line (VT) breaks end lines; other control characters go.
+    // Paragraph (CR) and line (VT) breaks end lines, as does CR LF (comments' breaks); other
+    // control characters go.
     Some(
-        raw.chars()
+        raw.replace("\r\n", "\r")
+            .chars()
             .filter_map(|c| match c {
                 '\r' | '\u{0B}' | '\n' => Some('\n'),
                 '\t' => Some('\t'),
@@ -122,13 +136,22 @@ fn atom_text(record: &Record<'_>) -> Option<String> {
     )
 }
 
-/// Writes the text of a slide's or notes' container: shapes in drawing order, with
+/// Whether a shape is a placeholder (its client data holds an `OEPlaceholderAtom`).
+fn is_placeholder(w: &mut Writer<'_>, shape: &Record<'_>) -> bool {
+    let data: Vec<Record<'_>> = w.children(shape).filter(|r| r.typ == CLIENT_DATA).collect();
+    data.iter()
+        .any(|d| w.children(d).any(|r| r.typ == PLACEHOLDER))
+}
+
+/// Writes the text of a slide's, notes' or master's container: shapes in drawing order, with
 /// `OutlineTextRefAtom`s resolved against `placeholders` (each written once), comments after.
+/// A master's (`master`) placeholder shapes are left out.
 fn write_container(
     w: &mut Writer<'_>,
     container: &Record<'_>,
     placeholders: &[String],
     used: &mut HashSet<usize>,
+    master: bool,
 ) -> Result<(), ExtractError> {
     w.sink.check_deadline()?;
     let mut comments = Vec::new();
@@ -155,16 +178,28 @@ fn write_container(
                 }
             }
             COMMENT => {
+                let (mut author, mut text) = (None, None);
                 for child in w.children(&record) {
-                    if child.typ == CSTRING
-                        && child.instance == COMMENT_TEXT
-                        && let Some(text) = atom_text(&child)
-                    {
-                        comments.push(text);
+                    match (child.typ, child.instance) {
+                        (CSTRING, COMMENT_TEXT) => text = atom_text(&child),
+                        (CSTRING, COMMENT_AUTHOR) => author = atom_text(&child),
+                        _ => {}
                     }
                 }
+                if let Some(text) = text {
+                    comments.push(match author.filter(|a| !a.trim().is_empty()) {
+                        Some(author) => format!("{}: {text}", author.trim()),
+                        None => text,
+                    });
+                }
+            }
+            BINARY_TAG_DATA if stack.len() < MAX_DEPTH => {
+                let kids: Vec<_> = Children::of(record.data).filter_map(Result::ok).collect();
+                stack.push(kids.into_iter());
             }
             MAIN_MASTER => {}
+            // A master's placeholders hold the layout's prompts ("Click to edit").
+            SHAPE if master && is_placeholder(w, &record) => {}
             _ if record.container && stack.len() < MAX_DEPTH => {
                 let kids: Vec<_> = w.children(&record).collect();
                 stack.push(kids.into_iter());
@@ -269,16 +304,34 @@ pub(crate) fn in_order(
             }
             continue;
         };
-        write_container(&mut w, &container, &slide.texts, &mut used)?;
+        write_container(&mut w, &container, &slide.texts, &mut used, false)?;
         let notes_persist = notes.get(&notes_id(&mut w, &container)).copied();
         if let Some(persist) = notes_persist.filter(|&p| done_notes.insert(p))
             && let Some(notes) = dir.object(stream, persist).filter(|r| r.typ == NOTES)
         {
-            write_container(&mut w, &notes, &[], &mut HashSet::new())?;
+            write_container(&mut w, &notes, &[], &mut HashSet::new(), false)?;
         }
     }
+    write_masters(&mut w, stream)?;
     *damaged |= w.damaged;
     Ok(true)
+}
+
+/// Writes the text masters draw on every slide that uses them (a company name, a footer line,
+/// not the placeholders' prompts), once per distinct master text, after the slides.
+fn write_masters(w: &mut Writer<'_>, stream: &[u8]) -> Result<(), ExtractError> {
+    let mut seen = HashSet::new();
+    for record in Children::of(stream) {
+        let Ok(record) = record else {
+            break;
+        };
+        w.visit()?;
+        if record.typ != MAIN_MASTER || !seen.insert(record.data) {
+            continue;
+        }
+        write_container(w, &record, &[], &mut HashSet::new(), true)?;
+    }
+    Ok(())
 }
 
 /// Writes every slide and notes container of the stream in stream order, then the placeholder
@@ -301,7 +354,7 @@ pub(crate) fn in_stream_order(
             break;
         };
         match record.typ {
-            SLIDE | NOTES => write_container(&mut w, &record, &[], &mut HashSet::new())?,
+            SLIDE | NOTES => write_container(&mut w, &record, &[], &mut HashSet::new(), false)?,
             DOCUMENT => {
                 for list in w.children(&record) {
                     if list.typ == SLIDE_LIST_WITH_TEXT && list.instance == SLIDES_LIST {
@@ -316,6 +369,7 @@ pub(crate) fn in_stream_order(
     for text in &placeholders {
         w.block(text)?;
     }
+    write_masters(&mut w, stream)?;
     *damaged |= w.damaged;
     Ok(())
 }
