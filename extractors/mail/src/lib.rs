@@ -114,6 +114,8 @@ struct Headers {
     from: Option<String>,
     to: Option<String>,
     cc: Option<String>,
+    /// Blind copies: only a sent message (or its draft) knows them.
+    bcc: Option<String>,
     /// RFC 3339.
     date: Option<String>,
 }
@@ -138,6 +140,7 @@ impl Headers {
         header(sink, "From", self.from)?;
         header(sink, "To", self.to)?;
         header(sink, "Cc", self.cc)?;
+        header(sink, "Bcc", self.bcc)?;
         header(sink, "Date", self.date)?;
         sink.line_break()
     }
@@ -163,6 +166,7 @@ impl Extractor for Mail {
             from: addresses(message.from()),
             to: addresses(message.to()),
             cc: addresses(message.cc()),
+            bcc: addresses(message.bcc()),
             date: message.date().map(|d| d.to_rfc3339()),
         }
         .write(sink)?;

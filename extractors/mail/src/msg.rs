@@ -4,7 +4,7 @@
 //! and binaries are streams `__substg1.0_IIIITTTT` (property id, type: `001F` UTF-16LE, `001E`
 //! 8-bit in the message's code page, `0102` binary).
 //!
-//! Written like an `.eml`: `Subject:`, `From:`, `To:`, `Cc:` and `Date:` lines (the client's
+//! Written like an `.eml`: `Subject:`, `From:`, `To:`, `Cc:`, `Bcc:` and `Date:` lines (the client's
 //! submit time, else the delivery time), the plain body (or the HTML body through the registry,
 //! or else the compressed RTF body, decompressed and read by the registry's RTF extractor), then
 //! each attachment under its file name, extracted with the registry; an attached message (an
@@ -45,6 +45,7 @@ const PR_SENT_REPRESENTING_EMAIL: u16 = 0x0065;
 const PR_SENDER_NAME: u16 = 0x0C1A;
 const PR_SENDER_EMAIL: u16 = 0x0C1F;
 const PR_RECIPIENT_TYPE: u16 = 0x0C15;
+const PR_DISPLAY_BCC: u16 = 0x0E02;
 const PR_DISPLAY_CC: u16 = 0x0E03;
 const PR_DISPLAY_TO: u16 = 0x0E04;
 const PR_MESSAGE_DELIVERY_TIME: u16 = 0x0E06;
@@ -64,6 +65,7 @@ const PR_SENDER_SMTP_ADDRESS: u16 = 0x5D01;
 /// `PR_RECIPIENT_TYPE` values.
 const MAPI_TO: u32 = 1;
 const MAPI_CC: u32 = 2;
+const MAPI_BCC: u32 = 3;
 
 /// `PR_RTF_COMPRESSED`'s header (MS-OXRTFCP): COMPSIZE, RAWSIZE, COMPTYPE, CRC.
 const RTF_HEADER: usize = 16;
@@ -224,7 +226,7 @@ impl Message<'_, '_> {
         }
         let subject = self.string(&dir, PR_SUBJECT, sink)?;
         let from = self.sender(&dir, sink)?;
-        let (to, cc) = self.recipients(sink)?;
+        let (to, cc, bcc) = self.recipients(sink)?;
         let to = match to {
             Some(to) => Some(to),
             None => self
@@ -237,6 +239,12 @@ impl Message<'_, '_> {
                 .string(&dir, PR_DISPLAY_CC, sink)?
                 .map(|s| display_list(&s)),
         };
+        let bcc = match bcc {
+            Some(bcc) => Some(bcc),
+            None => self
+                .string(&dir, PR_DISPLAY_BCC, sink)?
+                .map(|s| display_list(&s)),
+        };
         let date = fixed
             .time(PR_CLIENT_SUBMIT_TIME)
             .or_else(|| fixed.time(PR_MESSAGE_DELIVERY_TIME))
@@ -246,6 +254,7 @@ impl Message<'_, '_> {
             from,
             to,
             cc,
+            bcc,
             date,
         }
         .write(sink)?;
@@ -299,13 +308,15 @@ impl Message<'_, '_> {
         Ok(Some(address(name.as_deref(), email.as_deref())).filter(|s| !s.is_empty()))
     }
 
-    /// The To and Cc lines from the recipient storages, each `Name <address>`.
+    /// The To, Cc and Bcc lines from the recipient storages, each `Name <address>` (a sent
+    /// message keeps its blind copies' recipients).
     fn recipients(
         &mut self,
         sink: &mut TextSink,
-    ) -> Result<(Option<String>, Option<String>), ExtractError> {
+    ) -> Result<(Option<String>, Option<String>, Option<String>), ExtractError> {
         let mut to = Vec::new();
         let mut cc = Vec::new();
+        let mut bcc = Vec::new();
         for dir in self.children(RECIPIENT_PREFIX) {
             sink.check_deadline()?;
             let fixed = self.fixed(&dir, CHILD_HEADER, sink)?;
@@ -323,12 +334,13 @@ impl Message<'_, '_> {
             }
             match fixed.long(PR_RECIPIENT_TYPE) {
                 Some(MAPI_CC) => cc.push(entry),
+                Some(MAPI_BCC) => bcc.push(entry),
                 Some(MAPI_TO) | None => to.push(entry),
                 _ => {}
             }
         }
         let join = |v: Vec<String>| (!v.is_empty()).then(|| v.join(", "));
-        Ok((join(to), join(cc)))
+        Ok((join(to), join(cc), join(bcc)))
     }
 
     /// Writes one attachment under its file name: its data extracted with the registry, or an

@@ -92,6 +92,26 @@ fn rtf_only(bytes: &[u8]) -> (Vec<u8>, String) {
     (file.into_inner().into_inner(), plain)
 }
 
+/// `text` without the `<http…>` and `<mailto:…>` link targets Outlook writes into plain bodies.
+fn without_link_targets(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let link = tail.starts_with("<http") || tail.starts_with("<mailto:");
+        match tail.find('>') {
+            Some(end) if link => rest = &tail[end + 1..],
+            _ => {
+                out.push('<');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Lower-cased words of at least three letters or digits.
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
@@ -134,10 +154,12 @@ fn a_body_only_in_compressed_rtf_is_read_on_real_messages() {
             }
             map
         };
+        // Outlook's plain body writes each link's target after its text (`Sign up
+        // <http://bit.ly/Cloud-Trial>`); the HTML the RTF holds keeps it in the link.
         let (ours, without, expected) = (
             counts(&with_rtf),
             counts(&text_of(&without)),
-            counts(&plain),
+            counts(&without_link_targets(&plain)),
         );
         if expected.is_empty() {
             // msgreader_test.msg: its body is a blank line.
@@ -162,13 +184,15 @@ fn a_body_only_in_compressed_rtf_is_read_on_real_messages() {
             recall >= 0.95,
             "{name}: {recall:.3}, missed {missed:?}\n{with_rtf}"
         );
+        // In the body: the header lines hold addresses in angle brackets (`<paul.hh@…>`).
+        let body = with_rtf
+            .split_once("\n\n")
+            .map_or(with_rtf.as_str(), |(_, body)| body)
+            .to_lowercase();
         for leak in [
             "htmltag", "fromhtml", "mso", "<p", "</", "&nbsp", "fonttbl", "arial",
         ] {
-            assert!(
-                !with_rtf.to_lowercase().contains(leak),
-                "{name}: {leak}\n{with_rtf}"
-            );
+            assert!(!body.contains(leak), "{name}: {leak}\n{with_rtf}");
         }
         checked += 1;
     }
