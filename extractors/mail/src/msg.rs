@@ -226,7 +226,7 @@ impl Message<'_, '_> {
         }
         let subject = self.string(&dir, PR_SUBJECT, sink)?;
         let from = self.sender(&dir, sink)?;
-        let (to, cc, bcc) = self.recipients(sink)?;
+        let Recipients { to, cc, bcc } = self.recipients(sink)?;
         let to = match to {
             Some(to) => Some(to),
             None => self
@@ -310,10 +310,7 @@ impl Message<'_, '_> {
 
     /// The To, Cc and Bcc lines from the recipient storages, each `Name <address>` (a sent
     /// message keeps its blind copies' recipients).
-    fn recipients(
-        &mut self,
-        sink: &mut TextSink,
-    ) -> Result<(Option<String>, Option<String>, Option<String>), ExtractError> {
+    fn recipients(&mut self, sink: &mut TextSink) -> Result<Recipients, ExtractError> {
         let mut to = Vec::new();
         let mut cc = Vec::new();
         let mut bcc = Vec::new();
@@ -340,7 +337,11 @@ impl Message<'_, '_> {
             }
         }
         let join = |v: Vec<String>| (!v.is_empty()).then(|| v.join(", "));
-        Ok((join(to), join(cc), join(bcc)))
+        Ok(Recipients {
+            to: join(to),
+            cc: join(cc),
+            bcc: join(bcc),
+        })
     }
 
     /// Writes one attachment under its file name: its data extracted with the registry, or an
@@ -383,6 +384,13 @@ impl Message<'_, '_> {
             }
         }
     }
+}
+
+/// A message's recipient lines by kind, each `Name <address>, …`.
+struct Recipients {
+    to: Option<String>,
+    cc: Option<String>,
+    bcc: Option<String>,
 }
 
 /// The RTF of a `PR_RTF_COMPRESSED` stream (MS-OXRTFCP), its size charged to the sink's
