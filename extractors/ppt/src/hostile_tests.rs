@@ -418,11 +418,15 @@ fn embedded_object_records_are_bounded_and_never_panic() {
     .concat();
     let mut sink = inlet_core::extract::TextSink::new(&Limits::default());
     let mut budget = 1 << 20;
-    let t = survives("ppt objects", 2.0, || {
+    let (t, room) = survives("ppt objects", 2.0, || {
         crate::embedded_objects(&records, &mut budget, &mut sink).unwrap();
-        sink.into_text()
+        let room = sink.decompressed_room();
+        (sink.into_text(), room)
     });
     // Two objects found (their headings; no nested extractor here), nothing else.
     assert_eq!(t.matches("embedded object").count(), 2, "{t}");
-    assert!(budget < 1 << 20, "the inflated bytes are charged");
+    assert!(budget < 1 << 20, "the objects' streams are charged");
+    // The compressed storage and the bomb's first 64 bytes count as decompressed.
+    let inflated = Limits::default().max_decompressed_bytes - room;
+    assert!(inflated >= storage.len() as u64 + 64, "{inflated}");
 }

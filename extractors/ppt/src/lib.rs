@@ -94,8 +94,9 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
 /// Each embedded object (an `ExOleObjStg` record at the top level of the stream: the object's
 /// storage as a compound file, zlib-compressed after its size when the record's instance is 1)
 /// extracted with the registry after the slides, under the Packager's label or
-/// [`EMBEDDED_NAME`], within the presentation's decompression budget. One that cannot be read
-/// is skipped.
+/// [`EMBEDDED_NAME`]; what is inflated is charged to the sink's decompression total
+/// ([`TextSink::charge_decompressed`]), what is read from the objects to `budget`. One that
+/// cannot be read is skipped.
 pub(crate) fn embedded_objects(
     stream: &[u8],
     budget: &mut u64,
@@ -111,9 +112,11 @@ pub(crate) fn embedded_objects(
         sink.check_deadline()?;
         let inflated;
         let storage = if record.instance == 1 {
+            // Inflated bytes count against the input's decompression total, shared with the
+            // files within it (an embedded presentation embedding another).
             let Some(size) = u32_at(record.data, 0)
                 .map(u64::from)
-                .filter(|&n| n <= *budget)
+                .filter(|&n| n <= sink.decompressed_room())
             else {
                 continue;
             };
@@ -121,8 +124,7 @@ pub(crate) fn embedded_objects(
             let read = flate2::read::ZlibDecoder::new(record.data.get(4..).unwrap_or_default())
                 .take(size)
                 .read_to_end(&mut out);
-            *budget -= out.len() as u64;
-            if read.is_err() {
+            if !sink.charge_decompressed(out.len() as u64) || read.is_err() {
                 continue;
             }
             inflated = out;

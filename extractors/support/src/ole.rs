@@ -342,21 +342,20 @@ pub fn embedded_file(
 ) -> Result<Option<Embedded>, ExtractError> {
     let name = storage.rsplit('/').next().unwrap_or(storage).to_owned();
     let path = |stream: &str| format!("{storage}/{stream}");
-    if file.is_stream(path(PACKAGE)) {
-        let bytes = read_stream(file, &path(PACKAGE), budget)?;
-        return Ok(Some(Embedded { name, bytes }));
-    }
-    if file.is_stream(path(OLE10_NATIVE)) {
-        let native = read_stream(file, &path(OLE10_NATIVE), budget)?;
-        let (label, data) = ole10_native(&native);
+    // The streams that hold the file itself, in the order they are looked for.
+    for stream in [PACKAGE, OLE10_NATIVE, CONTENTS] {
+        if !file.is_stream(path(stream)) {
+            continue;
+        }
+        let bytes = read_stream(file, &path(stream), budget)?;
+        if stream != OLE10_NATIVE {
+            return Ok(Some(Embedded { name, bytes }));
+        }
+        let (label, data) = ole10_native(&bytes);
         return Ok(Some(Embedded {
             name: label.unwrap_or(name),
             bytes: data.to_vec(),
         }));
-    }
-    if file.is_stream(path(CONTENTS)) {
-        let bytes = read_stream(file, &path(CONTENTS), budget)?;
-        return Ok(Some(Embedded { name, bytes }));
     }
     if DOCUMENT_STREAMS.iter().any(|s| file.is_stream(path(s))) {
         let bytes = storage_as_file(file, storage, budget)?;

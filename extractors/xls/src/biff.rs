@@ -85,7 +85,7 @@ pub(crate) struct Workbook {
     /// Cells of the largest sheet's grid.
     pub largest_grid: u64,
     /// For each sheet `calamine` will list, in order: the text of its page header and footer,
-    /// comments and text boxes (`calamine` reads none of them).
+    /// comments, text boxes and charts (`calamine` reads none of them).
     pub sheet_text: Vec<SheetText>,
 }
 
@@ -96,8 +96,9 @@ pub(crate) struct SheetText {
     /// sheet name, fonts) dropped, their left, centre and right sections apart.
     pub header: String,
     pub footer: String,
-    /// The text of each comment and text box drawn on the sheet (`TxO` records), in the
-    /// sheet's order; a comment's text begins with its author's name, as Excel writes it.
+    /// The text of each comment and text box drawn on the sheet (`TxO` records) and of its
+    /// charts (`SeriesText` records), in the sheet's order; a comment's text begins with its
+    /// author's name, as Excel writes it.
     pub drawn: Vec<String>,
 }
 
