@@ -13,7 +13,7 @@
 //!
 //! These checks mirror `calamine` 0.38's `xls.rs`; revisit them when upgrading it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use inlet_core::extract::ExtractError;
 
@@ -47,6 +47,9 @@ const HEADER: u16 = 0x0014;
 const FOOTER: u16 = 0x0015;
 const TXO: u16 = 0x01B6;
 const SERIESTEXT: u16 = 0x100D;
+const SIINDEX: u16 = 0x1065;
+/// A `BOF` record's `dt` value for a chart (sheet or substream).
+const BOF_CHART: u16 = 0x0020;
 
 /// Error codes `calamine` knows (`BErr`, MS-XLS 2.5.10).
 const ERROR_CODES: [u8; 8] = [0x00, 0x07, 0x0F, 0x17, 0x1D, 0x24, 0x2A, 0x2B];
@@ -281,14 +284,22 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
                 part.push_str(&section);
             }
         }
-        for i in walk.drawn {
-            let at = start + i;
-            let data = recs[at].data(stream);
-            let drawn = if recs[at].typ == TXO {
-                let conts = continues(&recs, at, stream, end);
-                txo_text(data, &conts, book.biff8, encoding)
-            } else {
-                series_text(data, book.biff8, encoding)
+        for drawn in walk.drawn {
+            let drawn = match drawn {
+                Drawn::Record(i) => {
+                    let at = start + i;
+                    let data = recs[at].data(stream);
+                    if recs[at].typ == TXO {
+                        let conts = continues(&recs, at, stream, end);
+                        txo_text(data, &conts, book.biff8, encoding)
+                    } else {
+                        series_text(data, book.biff8, encoding)
+                    }
+                }
+                Drawn::Cache(indices) => {
+                    let cache = indices.iter().map(|&i| recs[start + i]);
+                    chart_cache_text(cache, stream, book.biff8, encoding)
+                }
             };
             text.drawn.extend(drawn);
         }
@@ -456,6 +467,61 @@ fn series_text(
     non_empty(&text)
 }
 
+/// A chart's cached data (the values and category labels it draws, which Excel keeps in the
+/// chart so that it can be drawn without its source cells): the `Number` and `Label` records
+/// after each `SIIndex` record, one line per data point with a tab between series. Numbers in
+/// the general format; none when the cache holds nothing.
+fn chart_cache_text(
+    recs: impl Iterator<Item = Rec>,
+    stream: &[u8],
+    biff8: bool,
+    encoding: Option<&'static encoding_rs::Encoding>,
+) -> Option<String> {
+    let mut blocks: Vec<BTreeMap<(u16, u16), String>> = Vec::new();
+    for rec in recs {
+        let data = rec.data(stream);
+        if rec.typ == SIINDEX || blocks.is_empty() {
+            blocks.push(BTreeMap::new());
+        }
+        let (Some(row), Some(col), Some(block)) =
+            (u16_at(data, 0), u16_at(data, 2), blocks.last_mut())
+        else {
+            continue;
+        };
+        let value = match rec.typ {
+            NUMBER => data
+                .get(6..14)
+                .and_then(|b| b.try_into().ok())
+                .map(|b| inlet_extract_support::cells::number(f64::from_le_bytes(b))),
+            LABEL if biff8 => data.get(6..).and_then(unicode_string),
+            LABEL => {
+                let cch = usize::from(u16_at(data, 6).unwrap_or(0));
+                data.get(8..)
+                    .map(|b| code_page_text(&b[..cch.min(b.len())], encoding))
+            }
+            _ => None,
+        };
+        if let Some(value) = value.as_deref().and_then(non_empty) {
+            block.insert((row, col), value);
+        }
+    }
+    let mut text = String::new();
+    for block in blocks {
+        let mut last_row = None;
+        for ((row, _), value) in block {
+            match last_row {
+                Some(r) if r == row => text.push('\t'),
+                Some(_) => text.push('\n'),
+                None if !text.is_empty() => text.push('\n'),
+                None => {}
+            }
+            last_row = Some(row);
+            text.push_str(&value);
+        }
+    }
+    non_empty(&text)
+}
+
 /// The format id and code of a `FORMAT` record.
 fn format_record(data: &[u8], biff8: bool) -> Option<(u16, String)> {
     let ifmt = u16_at(data, 0)?;
@@ -603,9 +669,16 @@ struct SheetWalk {
     steps: usize,
     /// The sheet's own `Header` and `Footer` records (not a chart's within it).
     page: Vec<Rec>,
-    /// Where the sheet's `TxO` records and its charts' `SeriesText` records are, counted from
-    /// its first record.
-    drawn: Vec<usize>,
+    /// The sheet's `TxO` records, its charts' `SeriesText` records and their data caches.
+    drawn: Vec<Drawn>,
+}
+
+/// Text drawn on a sheet, by where its records are (counted from the sheet's first record).
+enum Drawn {
+    /// A `TxO` or `SeriesText` record.
+    Record(usize),
+    /// A chart's data cache: its `SIIndex`, `Number` and `Label` records ([`chart_cache_text`]).
+    Cache(Vec<usize>),
 }
 
 /// Replays `calamine`'s walk of one sheet from its first record ([`SheetWalk`]).
@@ -624,6 +697,15 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
     let mut depth = 0usize;
     let mut formula_at = (0, 0);
     let mut steps = 0;
+    // A chart sheet, and the cache records of the chart being walked.
+    let mut chart_sheet = false;
+    let mut cache = Vec::new();
+    let end_chart = |cache: &mut Vec<usize>, drawn: &mut Vec<Drawn>| {
+        if cache.iter().any(|&i: &usize| recs[i].typ != SIINDEX) {
+            drawn.push(Drawn::Cache(std::mem::take(cache)));
+        }
+        cache.clear();
+    };
     for (i, r) in recs.iter().enumerate() {
         steps += 1;
         // `calamine` attaches `Continue` records to the one before (but yields one at the start).
@@ -633,8 +715,14 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
         if depth > 0 {
             match r.typ {
                 BOF => depth += 1,
-                EOF => depth -= 1,
-                SERIESTEXT => drawn.push(i),
+                EOF => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end_chart(&mut cache, &mut drawn);
+                    }
+                }
+                SERIESTEXT => drawn.push(Drawn::Record(i)),
+                SIINDEX | NUMBER | LABEL => cache.push(i),
                 _ => {}
             }
             continue;
@@ -648,11 +736,18 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
         };
         match r.typ {
             BOF if seen_bof => depth += 1,
-            BOF => seen_bof = true,
+            BOF => {
+                seen_bof = true;
+                chart_sheet = u16_at(data, 2) == Some(BOF_CHART);
+            }
             EOF => break,
+            SIINDEX if chart_sheet => cache.push(i),
             NUMBER | RK | FORMULA => {
                 let (row, col) = at(data);
                 cell(row, col);
+                if chart_sheet && r.typ == NUMBER {
+                    cache.push(i);
+                }
                 if let Some(xf) = u16_at(data, 4) {
                     xfs.insert((row, col), xf);
                 }
@@ -663,10 +758,13 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
             LABEL | RSTRING | BOOLERR | LABELSST => {
                 let (row, col) = at(data);
                 cell(row, col);
+                if chart_sheet && r.typ == LABEL {
+                    cache.push(i);
+                }
             }
             STRING => cell(formula_at.0, formula_at.1),
             HEADER | FOOTER => page.push(*r),
-            TXO | SERIESTEXT => drawn.push(i),
+            TXO | SERIESTEXT => drawn.push(Drawn::Record(i)),
             MULRK => {
                 if let Some((first, last)) = mulrk_columns(data) {
                     let row = at(data).0;
@@ -681,6 +779,7 @@ fn sheet_cells(recs: &[Rec], stream: &[u8]) -> SheetWalk {
             _ => {}
         }
     }
+    end_chart(&mut cache, &mut drawn);
     let grid = bounds.map_or(0, |(r0, r1, c0, c1)| {
         u64::from(r1 - r0 + 1) * u64::from(c1 - c0 + 1)
     });
@@ -702,6 +801,50 @@ mod tests {
         out.extend_from_slice(&(data.len() as u16).to_le_bytes());
         out.extend_from_slice(data);
         out
+    }
+
+    #[test]
+    fn chart_caches_give_a_line_per_point_and_a_column_per_series() {
+        let number = |row: u16, col: u16, v: f64| {
+            let mut d = [row.to_le_bytes(), col.to_le_bytes(), [0, 0]].concat();
+            d.extend_from_slice(&v.to_le_bytes());
+            rec(NUMBER, &d)
+        };
+        let label8 = |row: u16, col: u16, text: &str| {
+            let mut d = [row.to_le_bytes(), col.to_le_bytes(), [0, 0]].concat();
+            d.extend_from_slice(&(text.len() as u16).to_le_bytes());
+            d.push(0);
+            d.extend_from_slice(text.as_bytes());
+            rec(LABEL, &d)
+        };
+        // Category labels (`SIIndex` 2), then the values of two series (`SIIndex` 1), written
+        // out of order; a short record and an empty label are left out.
+        let stream = [
+            rec(SIINDEX, &2u16.to_le_bytes()),
+            label8(0, 0, "North"),
+            label8(1, 0, "South"),
+            label8(2, 0, " "),
+            rec(SIINDEX, &1u16.to_le_bytes()),
+            number(1, 0, 2.5),
+            number(0, 1, 30.0),
+            number(0, 0, 1.0),
+            number(1, 1, 40.0),
+            rec(NUMBER, &[1, 0]),
+        ]
+        .concat();
+        let recs = records(&stream);
+        let text = chart_cache_text(recs.iter().copied(), &stream, true, None);
+        assert_eq!(text.as_deref(), Some("North\nSouth\n1\t30\n2.5\t40"));
+        // BIFF5 labels are in the workbook's code page.
+        let mut d = [0u16.to_le_bytes(), 0u16.to_le_bytes(), [0, 0]].concat();
+        d.extend_from_slice(&2u16.to_le_bytes());
+        d.extend_from_slice(&[0xEB, 0xE0]);
+        let stream = rec(LABEL, &d);
+        let recs = records(&stream);
+        let cp1251 = Some(encoding_rs::WINDOWS_1251);
+        let text = chart_cache_text(recs.iter().copied(), &stream, false, cp1251);
+        assert_eq!(text.as_deref(), Some("ла"));
+        assert_eq!(chart_cache_text(std::iter::empty(), &[], true, None), None);
     }
 
     #[test]
