@@ -281,6 +281,9 @@ pub struct TextSink {
     pushes: u32,
     nested: Option<NestedExtract>,
     depth: u8,
+    /// An optional embedded file ran out of its time ([`TextSink::extract_optional`]): later
+    /// ones are skipped and the text is reported truncated.
+    optional_stopped: bool,
     metadata: DocumentMetadata,
 }
 
@@ -307,6 +310,7 @@ impl TextSink {
             pushes: 0,
             nested: None,
             depth: 0,
+            optional_stopped: false,
             metadata: DocumentMetadata::default(),
         }
     }
@@ -325,6 +329,26 @@ impl TextSink {
         self.line_break()?;
         self.push(name)?;
         self.line_break()?;
+        self.nested_body(bytes)
+    }
+
+    /// Writes the heading of an optional embedded file, where its text starts in `body`, and its
+    /// text ([`TextSink::extract_optional`]).
+    fn heading_and_body(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        body: &mut usize,
+    ) -> Result<(), ExtractError> {
+        self.line_break()?;
+        self.push(name)?;
+        self.line_break()?;
+        *body = self.text.len();
+        self.nested_body(bytes)
+    }
+
+    /// The embedded file's text, after its heading ([`TextSink::extract_nested`]).
+    fn nested_body(&mut self, bytes: &[u8]) -> Result<(), ExtractError> {
         let Some(nested) = self.nested.filter(|_| self.depth < MAX_NESTING) else {
             return Ok(());
         };
@@ -335,6 +359,45 @@ impl TextSink {
             Err(e @ (ExtractError::Full | ExtractError::TimedOut)) => Err(e),
             _ => self.line_break(),
         }
+    }
+
+    /// Share of the time left that an optional embedded file may take
+    /// ([`TextSink::extract_optional`]), in quarters: the rest stays with its container.
+    const OPTIONAL_SHARE_QUARTERS: u32 = 3;
+
+    /// Extracts an embedded file that adds to its container's text but is not part of it (a
+    /// picture in a document, read by OCR): as [`TextSink::extract_nested`], except that
+    ///
+    /// - its heading is taken back when the file adds no text (a picture without words, or a
+    ///   format no extractor reads), so pictures leave no trace but their words;
+    /// - it may use three quarters of the time left, not all of it: when it runs out, its text so
+    ///   far is kept, later optional files are skipped, the container goes on with the time it
+    ///   kept, and the text is reported truncated ([`TextSink::is_truncated`]).
+    pub fn extract_optional(&mut self, name: &str, bytes: &[u8]) -> Result<(), ExtractError> {
+        if self.optional_stopped {
+            return Ok(());
+        }
+        let mark = (self.text.len(), self.chars);
+        let outer = self.deadline;
+        if let Some(d) = outer {
+            let now = Instant::now();
+            let left = d.saturating_duration_since(now);
+            self.deadline = Some(now + left * Self::OPTIONAL_SHARE_QUARTERS / 4);
+        }
+        let mut body = mark.0;
+        let result = self.heading_and_body(name, bytes, &mut body);
+        self.deadline = outer;
+        match result {
+            Err(ExtractError::TimedOut) if self.check_deadline().is_ok() => {
+                self.optional_stopped = true;
+            }
+            other => other?,
+        }
+        if self.text[body..].trim().is_empty() {
+            self.text.truncate(mark.0);
+            self.chars = mark.1;
+        }
+        Ok(())
     }
 
     /// Appends text.
@@ -446,9 +509,10 @@ impl TextSink {
         ExtractError::Full
     }
 
-    /// Whether the cap was reached (or [`TextSink::cut`] cut the text).
+    /// Whether the cap was reached (or [`TextSink::cut`] cut the text, or an optional embedded
+    /// file ran out of time: [`TextSink::extract_optional`]).
     pub fn is_truncated(&self) -> bool {
-        self.truncated
+        self.truncated || self.optional_stopped
     }
 
     /// The text so far.
@@ -476,6 +540,7 @@ impl TextSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn part_names_compare_as_office_compares_them() {
@@ -497,6 +562,49 @@ mod tests {
             max_chars,
             ..Limits::default()
         }
+    }
+
+    /// A nested extractor for the tests: `words` writes them, `slow` runs until its deadline.
+    fn fake_nested(bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+        match bytes {
+            b"slow" => loop {
+                sink.check_deadline()?;
+                std::thread::sleep(Duration::from_millis(5));
+            },
+            b"blank" => sink.push("  \n "),
+            other => sink.push(&String::from_utf8_lossy(other)),
+        }
+    }
+
+    #[test]
+    fn optional_files_leave_no_heading_without_text_and_keep_the_container_in_time() {
+        let mut s = TextSink::new(&limits(1000)).with_nested(fake_nested);
+        s.push("Slide text").unwrap();
+        s.extract_optional("image1.png", b"blank").unwrap();
+        assert_eq!(s.as_str(), "Slide text");
+        assert_eq!(s.chars(), 10);
+        s.extract_optional("image2.png", b"WORDS").unwrap();
+        assert_eq!(s.as_str(), "Slide text\nimage2.png\nWORDS\n");
+        assert!(!s.is_truncated());
+
+        // A picture that would take all the time gets three quarters of it: the container
+        // keeps the rest, later optional files are skipped, and the text says it is incomplete.
+        let deadline = Instant::now() + Duration::from_millis(400);
+        let mut s = TextSink::new(&Limits {
+            deadline: Some(deadline),
+            ..limits(1000)
+        })
+        .with_nested(fake_nested);
+        s.push("Slide text").unwrap();
+        s.extract_optional("scan.png", b"slow").unwrap();
+        assert!(Instant::now() < deadline);
+        assert_eq!(s.deadline(), Some(deadline));
+        assert!(s.is_truncated());
+        s.extract_optional("image3.png", b"WORDS").unwrap();
+        assert_eq!(s.as_str(), "Slide text");
+        s.push(" and more").unwrap();
+        s.extract_nested("attached.txt", b"kept").unwrap();
+        assert_eq!(s.as_str(), "Slide text and more\nattached.txt\nkept\n");
     }
 
     #[test]

@@ -36,6 +36,90 @@ fn corpus(path: &str) -> Vec<u8> {
     fs::read(format!("{CORPUS}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The extractors' own test documents (extractors/testdata/MANIFEST.tsv).
+fn testdata(path: &str) -> Vec<u8> {
+    let path = format!("{}/../testdata/{path}", env!("CARGO_MANIFEST_DIR"));
+    fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Whether Tesseract runs here; INLET_REQUIRE_OCR=1 (CI) makes its absence a failure.
+fn ocr_runs() -> bool {
+    let status = ocr::status();
+    assert!(
+        status.available || std::env::var("INLET_REQUIRE_OCR").is_err(),
+        "INLET_REQUIRE_OCR is set but OCR is off: {:?}",
+        status.reason
+    );
+    status.available
+}
+
+#[test]
+fn pictures_in_documents_are_read_by_ocr_after_their_text() {
+    if !ocr_runs() {
+        return;
+    }
+    let limits = Limits::default();
+    // Real documents whose pictures hold words (Tika, which OCRs them too, reads the same
+    // words in the first three): each picture's words under its name, after the text.
+    for (bytes, what, text, picture, words) in [
+        (
+            testdata("ppt/master-text-43781.ppt"),
+            "a slide's PNG (Pictures stream)",
+            "Great Debates in Astronomy",
+            "image2.png",
+            "ASTROPHYSICS",
+        ),
+        (
+            testdata("doc/PngPicture.doc"),
+            "an inline PNG (Data stream)",
+            "",
+            "image1.png",
+            "Alfresco",
+        ),
+        (
+            testdata("xls/45538_form_Header.xls"),
+            "a logo (drawing group)",
+            "CEIBS Executive Education",
+            "image1.jpg",
+            "CEIBS",
+        ),
+        (
+            corpus("xlsx/vodafone.xlsx"),
+            "a logo (xl/media)",
+            "Financial performance",
+            "image1.png",
+            "vodafone",
+        ),
+        (
+            corpus("pptx/science-exploration-1p.pptx"),
+            "a slide's picture (ppt/media)",
+            "Science",
+            "image1.png",
+            "IT Summit",
+        ),
+    ] {
+        let outcome = extract(&bytes, &limits);
+        assert_eq!(outcome.failure, None, "{what}");
+        assert!(!outcome.truncated, "{what}");
+        let t = &outcome.text;
+        let heading = format!("\n{picture}\n");
+        let at = t.find(&heading).unwrap_or_else(|| panic!("{what}: {t}"));
+        assert!(t[..at].contains(text), "{what}: {t}");
+        let after = &t[at + heading.len()..];
+        let next = after.find("\nimage").unwrap_or(after.len());
+        assert!(after[..next].contains(words), "{what}: {words} in {after}");
+        // Without OCR the picture leaves no trace, and the rest is there as with it.
+        let without = extract_without_ocr(&bytes, &limits);
+        assert!(!without.text.contains(&heading), "{what}");
+        let missing: Vec<&str> = without.text.lines().filter(|l| !t.contains(l)).collect();
+        assert!(missing.is_empty(), "{what}: {missing:?}");
+    }
+    // A picture embedded as a file (a Packager object in the workbook embedded in POI's
+    // WordWithAttachments.docx) is an embedded file: under its name, its words by OCR.
+    let t = extract(&testdata("docx/WordWithAttachments.docx"), &limits).text;
+    assert!(t.contains("\nTryhere.jpg\nDO YOU USE IT"), "{t}");
+}
+
 #[test]
 fn every_expected_format_is_registered() {
     let registered: Vec<&str> = try_registry()

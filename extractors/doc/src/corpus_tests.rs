@@ -86,7 +86,7 @@ fn recall_against_tika_on_the_test_documents() {
         // every token of ours is in its text.
         &[("word_with_embeded.doc", 0.56)],
     );
-    assert_eq!(checked, 4);
+    assert_eq!(checked, 5);
 }
 
 #[test]

@@ -12,15 +12,19 @@ use inlet_extract_testkit as testutil;
 use std::io::Cursor;
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::ole::{Summary, read_stream, write_embedded};
+use inlet_extract_support::ole::{
+    Summary, read_stream, scan_blips, write_embedded, write_pictures,
+};
 
 use piece::Fib;
 
-/// The OLE2 (Compound File Binary) signature.
-const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+use inlet_extract_support::ole::OLE2_MAGIC;
 
 /// The stream holding a Word document's text and FIB.
 const WORD_DOCUMENT: &str = "WordDocument";
+
+/// The stream holding inline pictures (and other binary data the text points at).
+const DATA: &str = "Data";
 
 /// The storage Word keeps embedded objects in, one `_<id>` storage each.
 const OBJECT_POOL: &str = "ObjectPool";
@@ -67,9 +71,18 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         let pieces = piece::pieces(&table, fib.clx_offset, fib.clx_len, false)?;
         piece::write_pieces(&word, &pieces, chars, encoding, sink)?;
     }
+    // Floating pictures are kept after the text; inline ones in the `Data` stream.
+    let mut pictures = scan_blips(&word);
     drop(word);
-    // Embedded documents (`ObjectPool/_…` storages) after the text, as Tika writes them.
-    write_embedded(&mut file, OBJECT_POOL, "_", &mut budget, sink)
+    // Embedded documents (`ObjectPool/_…` storages) after the text, as Tika writes them, then
+    // the words in pictures.
+    write_embedded(&mut file, OBJECT_POOL, "_", &mut budget, sink)?;
+    if file.is_stream(DATA)
+        && let Ok(data) = read_stream(&mut file, DATA, &mut budget)
+    {
+        pictures.extend(scan_blips(&data));
+    }
+    write_pictures(pictures, sink)
 }
 
 fn sniff(probe: &Probe<'_>) -> u8 {

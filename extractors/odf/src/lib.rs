@@ -2,7 +2,7 @@
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 use inlet_extract_support::{
-    package::{self, DEADLINE_EVERY_EVENTS, Damage, Package, XmlEntry},
+    package::{self, DEADLINE_EVERY_EVENTS, Damage, Package, XmlEntry, write_package_files},
     words::Words,
 };
 use quick_xml::{
@@ -49,9 +49,9 @@ impl Extractor for Odf {
 }
 
 /// Extracts under the sink's decompression budget: `content.xml`, then the page headers and
-/// footers of `styles.xml`.
+/// footers of `styles.xml`, then the words OCR reads in its pictures.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-    let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
+    let mut pkg = Package::open(input, sink.decompressed_room())?;
     if let Some(m) = sink.metadata_mut() {
         inlet_extract_support::properties::read(&mut pkg, "meta.xml", m);
     }
@@ -60,6 +60,7 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     if pkg.has(STYLES) {
         damage.note(part(&mut pkg, STYLES, Scope::MasterPages, sink))?;
     }
+    damage.note(write_package_files(&mut pkg, None, "Pictures/", sink))?;
     damage.finish()
 }
 

@@ -4,7 +4,9 @@
 //! text (tracked changes), field codes and the VML fallback copies of drawings are skipped.
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::package::{self, DEADLINE_EVERY_EVENTS, Damage, Package};
+use inlet_extract_support::package::{
+    self, DEADLINE_EVERY_EVENTS, Damage, Package, write_package_files,
+};
 use quick_xml::{events::Event, name::QName};
 
 use crate::ooxml::{self, Flow};
@@ -26,7 +28,7 @@ impl Extractor for Docx {
 
 /// Extracts under the sink's decompression budget.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-    let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
+    let mut pkg = Package::open(input, sink.decompressed_room())?;
     if let Some(m) = sink.metadata_mut() {
         inlet_extract_support::properties::read(&mut pkg, "docProps/core.xml", m);
         inlet_extract_support::properties::read(&mut pkg, "docProps/app.xml", m);
@@ -49,6 +51,12 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             }
         }
     }
+    damage.note(write_package_files(
+        &mut pkg,
+        Some("word/embeddings/"),
+        "word/media/",
+        sink,
+    ))?;
     damage.finish()
 }
 

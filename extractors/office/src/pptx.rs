@@ -3,7 +3,9 @@
 //! Without a usable slide list, the slide parts are read in the order of their numbers.
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::package::{self, DEADLINE_EVERY_EVENTS, Damage, Package};
+use inlet_extract_support::package::{
+    self, DEADLINE_EVERY_EVENTS, Damage, Package, write_package_files,
+};
 use quick_xml::{events::Event, name::QName};
 
 use crate::ooxml::{self, Flow};
@@ -22,7 +24,7 @@ impl Extractor for Pptx {
 
 /// Extracts under the sink's decompression budget.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-    let mut pkg = Package::open(input, sink.max_decompressed_bytes())?;
+    let mut pkg = Package::open(input, sink.decompressed_room())?;
     if let Some(m) = sink.metadata_mut() {
         inlet_extract_support::properties::read(&mut pkg, "docProps/core.xml", m);
         inlet_extract_support::properties::read(&mut pkg, "docProps/app.xml", m);
@@ -60,6 +62,12 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         }
         sink.line_break()?;
     }
+    damage.note(write_package_files(
+        &mut pkg,
+        Some("ppt/embeddings/"),
+        "ppt/media/",
+        sink,
+    ))?;
     damage.finish()
 }
 

@@ -19,7 +19,7 @@ use calamine::{DataRef, Reader as _, Xlsx, XlsxError};
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 use inlet_extract_support::{
     cells::{CellFormat, write_data_ref},
-    package::{Damage, Package},
+    package::{Damage, Package, write_package_files},
 };
 
 use crate::{ooxml, pptx};
@@ -41,7 +41,7 @@ impl Extractor for XlsxExtractor {
 
 /// Extracts under the sink's decompression budget.
 fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-    let budget = sink.max_decompressed_bytes();
+    let budget = sink.decompressed_room();
     let mut pkg = Package::open(input, budget)?;
     if let Some(m) = sink.metadata_mut() {
         inlet_extract_support::properties::read(&mut pkg, "docProps/core.xml", m);
@@ -109,7 +109,8 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         }
         sink.line_break()?;
     }
-    drawings(&mut pkg, sink)
+    drawings(&mut pkg, sink)?;
+    write_package_files(&mut pkg, Some("xl/embeddings/"), "xl/media/", sink)
 }
 
 /// Text boxes and shapes drawn over the sheets (`xl/drawings/drawingN.xml`), after the cells.

@@ -12,11 +12,15 @@ mod hostile_tests;
 use std::io::{Cursor, Read};
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use inlet_extract_support::ole::{Summary, embedded_in_compound_file, read_stream};
+use inlet_extract_support::ole::{
+    Summary, blip_pictures, embedded_in_compound_file, read_stream, write_pictures,
+};
 use record::{Children, u32_at};
 
-/// The OLE2 (Compound File Binary) signature.
-const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+use inlet_extract_support::ole::OLE2_MAGIC;
+
+/// The stream holding a presentation's pictures (OfficeArt BLIP records).
+const PICTURES_STREAM: &str = "Pictures";
 
 /// The stream holding a presentation's records.
 const DOCUMENT_STREAM: &str = "PowerPoint Document";
@@ -88,7 +92,25 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             "a record runs past its container".into(),
         ));
     }
-    embedded_objects(&stream, &mut budget, sink)
+    embedded_objects(&stream, &mut budget, sink)?;
+    drop(stream);
+    pictures(&mut file, &mut budget, sink)
+}
+
+/// The pictures of the `Pictures` stream read by OCR where it runs, after the slides and their
+/// embedded objects ([`write_pictures`]). A stream that cannot be read is skipped.
+fn pictures(
+    file: &mut cfb::CompoundFile<Cursor<&[u8]>>,
+    budget: &mut u64,
+    sink: &mut TextSink,
+) -> Result<(), ExtractError> {
+    if !file.is_stream(PICTURES_STREAM) {
+        return Ok(());
+    }
+    match read_stream(file, PICTURES_STREAM, budget) {
+        Ok(stream) => write_pictures(blip_pictures(&stream), sink),
+        Err(_) => Ok(()),
+    }
 }
 
 /// Each embedded object (an `ExOleObjStg` record at the top level of the stream: the object's

@@ -34,6 +34,8 @@ pub fn read_stream(
     Ok(out)
 }
 
+/// The signature an OLE2 compound file (`.doc`, `.xls`, `.ppt`, `.msg`, OLE objects) starts with.
+pub const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
 /// The summary stream every OLE2 document may carry (MS-OLEPS 3.1).
 pub const SUMMARY_INFORMATION: &str = "\u{5}SummaryInformation";
 /// The Office document summary stream (MS-OLEPS 3.2).
@@ -486,6 +488,171 @@ fn storage_as_file(
     Ok(out.into_inner().into_inner())
 }
 
+/// Pictures of one document read by OCR at most (a slide deck's, a package's media).
+pub const MAX_PICTURES: usize = 50;
+
+/// Pictures larger than this are not read by OCR (a poster-sized scan takes minutes).
+pub const MAX_PICTURE_BYTES: u64 = 20 << 20;
+
+/// OfficeArt record types of pictures (MS-ODRAW 2.2.23–2.2.32) and their containers.
+const DGG_CONTAINER: u16 = 0xF000;
+const BSTORE_CONTAINER: u16 = 0xF001;
+const FBSE: u16 = 0xF007;
+const BLIP_JPEG: u16 = 0xF01D;
+const BLIP_PNG: u16 = 0xF01E;
+const BLIP_DIB: u16 = 0xF01F;
+const BLIP_TIFF: u16 = 0xF029;
+const BLIP_JPEG_CMYK: u16 = 0xF02A;
+/// Bytes of an `OfficeArtFBSE` record before its name and its picture.
+const FBSE_FIXED: usize = 36;
+
+/// The pictures OCR can read among OfficeArt records laid end to end (PowerPoint's `Pictures`
+/// stream; Excel's drawing group, `OfficeArtDggContainer`, and the picture store in it,
+/// `OfficeArtBStoreContainer` and its `FBSE` entries, are looked into): PNG, JPEG and TIFF as stored, a DIB as a BMP file, each with
+/// its file name ending. Metafiles (EMF, WMF, PICT) hold no pixels to read and are skipped, as
+/// is a record cut short.
+pub fn blip_pictures(records: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+    let mut out = Vec::new();
+    collect_blips(records, 0, &mut out);
+    out
+}
+
+/// Writes the words OCR reads in `pictures` ([`blip_pictures`]), after the document's text: each
+/// as an optional file named `image{n}.{ending}` ([`TextSink::extract_optional`]), up to
+/// [`MAX_PICTURES`] of at most [`MAX_PICTURE_BYTES`].
+pub fn write_pictures(
+    pictures: Vec<(&'static str, Vec<u8>)>,
+    sink: &mut TextSink,
+) -> Result<(), ExtractError> {
+    // The same picture placed twice (Word keeps each inline copy) is read once.
+    let mut seen = std::collections::HashSet::new();
+    let readable = pictures
+        .into_iter()
+        .filter(|(_, bytes)| bytes.len() as u64 <= MAX_PICTURE_BYTES)
+        .filter(|(_, bytes)| {
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(bytes, &mut hasher);
+            seen.insert(std::hash::Hasher::finish(&hasher))
+        })
+        .take(MAX_PICTURES);
+    for (n, (ending, bytes)) in readable.enumerate() {
+        sink.check_deadline()?;
+        sink.extract_optional(&format!("image{}.{ending}", n + 1), &bytes)?;
+    }
+    Ok(())
+}
+
+/// The pictures of BLIP records found anywhere in `bytes`, at any offset (Word's `Data` stream
+/// holds each inline picture's record after a `PICF` header; floating ones are in the
+/// `WordDocument` stream after the text): a record is taken where its header names a picture
+/// type with one of that type's instances and its bytes start as that format does.
+pub fn scan_blips(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 8 <= bytes.len() {
+        let ver_instance = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+        let typ = u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]);
+        let instance = ver_instance >> 4;
+        let known = ver_instance & 0xF == 0
+            && matches!(
+                (typ, instance & !1),
+                (BLIP_JPEG, 0x46A | 0x6E2)
+                    | (BLIP_JPEG_CMYK, 0x6E2)
+                    | (BLIP_PNG, 0x6E0)
+                    | (BLIP_DIB, 0x7A8)
+                    | (BLIP_TIFF, 0x6E4)
+            );
+        let body = known
+            .then(|| u32_le(bytes, at + 4))
+            .flatten()
+            .and_then(|len| bytes.get(at + 8..(at + 8).checked_add(usize::try_from(len).ok()?)?));
+        match body.and_then(|body| Some((body.len(), blip_picture(typ, instance, body)?))) {
+            Some((len, picture)) => {
+                out.push(picture);
+                at += 8 + len;
+            }
+            None => at += 1,
+        }
+    }
+    out
+}
+
+fn collect_blips(records: &[u8], depth: u8, out: &mut Vec<(&'static str, Vec<u8>)>) {
+    let mut at = 0usize;
+    while let (Some(head), Some(len)) = (records.get(at..at + 4), u32_le(records, at + 4)) {
+        let instance = u16::from_le_bytes([head[0], head[1]]) >> 4;
+        let typ = u16::from_le_bytes([head[2], head[3]]);
+        let start = at + 8;
+        let Some(body) = usize::try_from(len)
+            .ok()
+            .and_then(|len| records.get(start..start.checked_add(len)?))
+        else {
+            break;
+        };
+        match typ {
+            DGG_CONTAINER | BSTORE_CONTAINER if depth < 3 => collect_blips(body, depth + 1, out),
+            FBSE if depth < 3 => {
+                let name = usize::from(body.get(FBSE_FIXED - 3).copied().unwrap_or(0));
+                if let Some(blip) = body.get(FBSE_FIXED + name..) {
+                    collect_blips(blip, depth + 1, out);
+                }
+            }
+            _ => out.extend(blip_picture(typ, instance, body)),
+        }
+        at = start + body.len();
+    }
+}
+
+fn u32_le(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// One BLIP record's picture: after one or, when the instance is odd, two 16-byte ids and a
+/// tag byte, the picture's bytes.
+fn blip_picture(typ: u16, instance: u16, body: &[u8]) -> Option<(&'static str, Vec<u8>)> {
+    let skip = if instance & 1 == 1 { 33 } else { 17 };
+    let data = body.get(skip..)?;
+    match typ {
+        BLIP_PNG if data.starts_with(b"\x89PNG") => Some(("png", data.to_vec())),
+        BLIP_JPEG | BLIP_JPEG_CMYK if data.starts_with(b"\xFF\xD8") => Some(("jpg", data.to_vec())),
+        BLIP_TIFF if data.starts_with(b"II*\0") || data.starts_with(b"MM\0*") => {
+            Some(("tif", data.to_vec()))
+        }
+        BLIP_DIB => Some(("bmp", bmp_file(data)?)),
+        _ => None,
+    }
+}
+
+/// A device-independent bitmap (a `BITMAPINFOHEADER`, its colour table and pixels) as a BMP
+/// file: the 14-byte file header before it, pointing at the pixels.
+fn bmp_file(dib: &[u8]) -> Option<Vec<u8>> {
+    let header = u32_le(dib, 0)?;
+    if !(40..=124).contains(&header) || dib.len() < 40 {
+        return None;
+    }
+    let bits = u16::from_le_bytes([dib[14], dib[15]]);
+    let compression = u32_le(dib, 16)?;
+    let used = u32_le(dib, 32)?;
+    let colours = match (used, bits) {
+        (0, 1 | 2 | 4 | 8) => 1u32 << bits,
+        (n, _) => n.min(256),
+    };
+    let masks = if compression == 3 && header == 40 {
+        12
+    } else {
+        0
+    };
+    let pixels = 14 + header + colours * 4 + masks;
+    let size = u32::try_from(dib.len() + 14).ok()?;
+    let mut file = Vec::with_capacity(dib.len() + 14);
+    file.extend_from_slice(b"BM");
+    file.extend_from_slice(&size.to_le_bytes());
+    file.extend_from_slice(&[0; 4]);
+    file.extend_from_slice(&pixels.to_le_bytes());
+    file.extend_from_slice(dib);
+    Some(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,6 +660,100 @@ mod tests {
 
     /// Real presentations from other projects' test suites (extractors/testdata/MANIFEST.tsv).
     const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
+
+    /// An OfficeArt record: version 0, `instance`, `typ`, then `body`.
+    fn art(instance: u16, typ: u16, body: &[u8]) -> Vec<u8> {
+        let mut out = (instance << 4).to_le_bytes().to_vec();
+        out.extend_from_slice(&typ.to_le_bytes());
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// A BLIP record of `typ` holding `picture` after its one or two ids and tag byte.
+    fn blip(instance: u16, typ: u16, picture: &[u8]) -> Vec<u8> {
+        let ids = if instance & 1 == 1 { 32 } else { 16 };
+        let mut body = vec![7u8; ids];
+        body.push(0xFF);
+        body.extend_from_slice(picture);
+        art(instance, typ, &body)
+    }
+
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\npixels";
+    const JPEG: &[u8] = b"\xFF\xD8\xFF\xE0pixels";
+
+    #[test]
+    fn pictures_are_found_in_blip_records_and_picture_stores() {
+        // PowerPoint's Pictures stream: records end to end; a metafile is skipped.
+        let stream = [
+            blip(0x6E0, BLIP_PNG, PNG),
+            art(0x3D4, 0xF01A, b"emf bytes"),
+            blip(0x46B, BLIP_JPEG, JPEG),
+        ]
+        .concat();
+        let found = blip_pictures(&stream);
+        assert_eq!(found, vec![("png", PNG.to_vec()), ("jpg", JPEG.to_vec())]);
+        // Excel's drawing group: the store's FBSE entries (36 bytes and a name) hold them.
+        let mut fbse = vec![0u8; FBSE_FIXED];
+        fbse[FBSE_FIXED - 3] = 4;
+        fbse.extend_from_slice(b"n\0a\0");
+        fbse.extend_from_slice(&blip(0x6E4, BLIP_TIFF, b"II*\0strips"));
+        let group = art(
+            0,
+            DGG_CONTAINER,
+            &art(2, BSTORE_CONTAINER, &art(5, FBSE, &fbse)),
+        );
+        assert_eq!(
+            blip_pictures(&group),
+            vec![("tif", b"II*\0strips".to_vec())]
+        );
+        // A body that is not the format its record names is no picture.
+        assert!(blip_pictures(&blip(0x6E0, BLIP_PNG, JPEG)).is_empty());
+        // Word's Data stream: records among other bytes, at any offset.
+        let data = [
+            b"PICF header and more".to_vec(),
+            blip(0x6E2, BLIP_JPEG, JPEG),
+            vec![0; 7],
+            blip(0x6E1, BLIP_PNG, PNG),
+        ]
+        .concat();
+        assert_eq!(
+            scan_blips(&data),
+            vec![("jpg", JPEG.to_vec()), ("png", PNG.to_vec())]
+        );
+        for cut in truncations(&data) {
+            assert!(scan_blips(cut).len() <= 2);
+            assert!(blip_pictures(cut).len() <= 2);
+        }
+        for seed in 1..50 {
+            let bytes = noise(4096, seed);
+            assert!(blip_pictures(&bytes).is_empty());
+            assert!(scan_blips(&bytes).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_device_independent_bitmap_becomes_a_bmp_file() {
+        // A 2×1 8-bit DIB with a 256-colour table: pixels after 14 + 40 + 1,024 bytes.
+        let mut dib = vec![0u8; 40];
+        dib[0] = 40;
+        dib[4] = 2;
+        dib[8] = 1;
+        dib[12] = 1;
+        dib[14] = 8;
+        dib.extend_from_slice(&[0; 1024 + 4]);
+        let found = blip_pictures(&blip(0x7A8, BLIP_DIB, &dib));
+        let [(ending, file)] = &found[..] else {
+            panic!("{found:?}");
+        };
+        assert_eq!(*ending, "bmp");
+        assert_eq!(&file[..2], b"BM");
+        assert_eq!(u32_le(file, 2), Some(14 + dib.len() as u32));
+        assert_eq!(u32_le(file, 10), Some(14 + 40 + 1024));
+        assert_eq!(&file[14..], &dib[..]);
+        assert!(bmp_file(&dib[..30]).is_none());
+        assert!(bmp_file(&[0xFF; 64]).is_none());
+    }
 
     fn streams(path: &str) -> (Vec<u8>, Vec<u8>) {
         let bytes = std::fs::read(format!("{TESTDATA}/{path}")).unwrap();

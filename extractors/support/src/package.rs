@@ -68,6 +68,8 @@ pub type XmlEntry<'p, 'a> = Reader<Entry<'p, 'a>>;
 /// An opened ZIP package with a decompression budget shared by all its entries.
 pub struct Package<'a> {
     zip: ZipArchive<Cursor<&'a [u8]>>,
+    /// The budget it was opened with.
+    budget: u64,
     remaining: Rc<Cell<u64>>,
     /// Entry indexes by ASCII-lowercased name, built on the first inexact lookup.
     folded: OnceCell<HashMap<String, usize>>,
@@ -88,6 +90,7 @@ impl<'a> Package<'a> {
         let zip = ZipArchive::new(Cursor::new(bytes)).map_err(zip_error)?;
         Ok(Self {
             zip,
+            budget,
             remaining: Rc::new(Cell::new(budget)),
             folded: OnceCell::new(),
         })
@@ -96,6 +99,11 @@ impl<'a> Package<'a> {
     /// Bytes that may still be inflated.
     pub fn remaining(&self) -> u64 {
         self.remaining.get()
+    }
+
+    /// Bytes inflated so far.
+    pub fn inflated(&self) -> u64 {
+        self.budget.saturating_sub(self.remaining.get())
     }
 
     /// Entry names, in central-directory order (names that are not UTF-8 are left out).
@@ -177,6 +185,98 @@ impl<'a> Package<'a> {
         entry.read_to_end(&mut out).map_err(|e| io_error(&e))?;
         Ok(out)
     }
+}
+
+/// Name endings of the pictures OCR reads (`media/` folders also hold videos, sounds and
+/// metafiles, which are not read into memory).
+#[cfg(feature = "ole")]
+const PICTURE_ENDINGS: &[&str] = &[
+    ".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".gif", ".tif", ".tiff", ".bmp", ".webp",
+];
+
+/// The files inside a package, written after its own text:
+///
+/// - the documents embedded under `embeddings` (OOXML's `word/embeddings/`, …: workbooks
+///   behind charts, OLE objects), each extracted with the registry under its name
+///   ([`TextSink::extract_nested`]); an OLE object's compound file is unwrapped to the file it
+///   holds ([`crate::ole::embedded_in_compound_file`]);
+/// - the pictures under `pictures` (`word/media/`, ODF's `Pictures/`), up to
+///   [`MAX_PICTURES`] of at most [`MAX_PICTURE_BYTES`], read by OCR where it runs, as optional files
+///   ([`TextSink::extract_optional`]): only their words are written, and they cannot take the
+///   document's time.
+///
+/// What the package inflated is charged to the sink's decompression total first, so files
+/// within files share one budget. An entry that cannot be read is skipped.
+///
+/// [`TextSink::extract_nested`]: inlet_core::extract::TextSink::extract_nested
+/// [`TextSink::extract_optional`]: inlet_core::extract::TextSink::extract_optional
+///
+/// [`MAX_PICTURES`]: crate::ole::MAX_PICTURES
+/// [`MAX_PICTURE_BYTES`]: crate::ole::MAX_PICTURE_BYTES
+#[cfg(feature = "ole")]
+pub fn write_package_files(
+    pkg: &mut Package<'_>,
+    embeddings: Option<&str>,
+    pictures: &str,
+    sink: &mut inlet_core::extract::TextSink,
+) -> Result<(), ExtractError> {
+    let under = |folder: &str| -> Vec<String> {
+        let folder = fold_part_name(folder);
+        pkg.names()
+            .into_iter()
+            .filter(|n| {
+                let n = fold_part_name(n);
+                n.len() > folder.len() && n.starts_with(&folder) && !n.ends_with('/')
+            })
+            .collect()
+    };
+    let embedded = embeddings.map(under).unwrap_or_default();
+    let pictures: Vec<String> = under(pictures)
+        .into_iter()
+        .filter(|n| {
+            let n = n.to_ascii_lowercase();
+            PICTURE_ENDINGS.iter().any(|e| n.ends_with(e))
+        })
+        .filter(|n| {
+            pkg.declared_size(n)
+                .is_ok_and(|s| s <= crate::ole::MAX_PICTURE_BYTES)
+        })
+        .take(crate::ole::MAX_PICTURES)
+        .collect();
+    let mut charged = 0;
+    for (name, picture) in embedded
+        .into_iter()
+        .map(|n| (n, false))
+        .chain(pictures.into_iter().map(|n| (n, true)))
+    {
+        sink.check_deadline()?;
+        let Ok(bytes) = pkg.read(&name) else {
+            continue;
+        };
+        let inflated = pkg.inflated();
+        if !sink.charge_decompressed(inflated.saturating_sub(charged)) {
+            return Err(sink.cut());
+        }
+        charged = inflated;
+        let file_name = name.rsplit(['/', '\\']).next().unwrap_or(&name);
+        if picture {
+            sink.extract_optional(file_name, &bytes)?;
+            continue;
+        }
+        let mut budget = sink.decompressed_room();
+        let object = if bytes.starts_with(crate::ole::OLE2_MAGIC) {
+            crate::ole::embedded_in_compound_file(&bytes, file_name, &mut budget)
+        } else {
+            Some(crate::ole::Embedded {
+                name: file_name.to_owned(),
+                bytes,
+            })
+        };
+        if let Some(object) = object {
+            sink.extract_nested(&object.name, &object.bytes)?;
+        }
+    }
+    Ok(())
 }
 
 /// Configures an XML reader to read what is there rather than reject sloppy documents.

@@ -48,6 +48,7 @@ const FOOTER: u16 = 0x0015;
 const TXO: u16 = 0x01B6;
 const SERIESTEXT: u16 = 0x100D;
 const SIINDEX: u16 = 0x1065;
+const MSODRAWINGGROUP: u16 = 0x00EB;
 /// A `BOF` record's `dt` value for a chart (sheet or substream).
 const BOF_CHART: u16 = 0x0020;
 
@@ -90,6 +91,9 @@ pub(crate) struct Workbook {
     /// For each sheet `calamine` will list, in order: the text of its page header and footer,
     /// comments, text boxes and charts (`calamine` reads none of them).
     pub sheet_text: Vec<SheetText>,
+    /// The workbook's drawing group (`MsoDrawingGroup` records and their `Continue` records):
+    /// an OfficeArt container whose picture store holds the pictures drawn on the sheets.
+    pub drawing_group: Vec<u8>,
 }
 
 /// A sheet's text outside its cells.
@@ -160,6 +164,7 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
         grid_cells: 0,
         largest_grid: 0,
         sheet_text: Vec::new(),
+        drawing_group: Vec::new(),
     };
     let mut encoding = None;
 
@@ -185,6 +190,12 @@ pub(crate) fn vet(stream: &[u8]) -> Result<Workbook, ExtractError> {
                 book.unknown_codepage = encoding.is_none();
             }
             XF => book.xf_formats.push(u16_at(data, 2)),
+            MSODRAWINGGROUP => {
+                book.drawing_group.extend_from_slice(data);
+                for part in continues(&recs, i, stream, end) {
+                    book.drawing_group.extend_from_slice(part);
+                }
+            }
             FORMAT => {
                 if let Some((ifmt, code)) = format_record(data, book.biff8) {
                     book.formats.insert(ifmt, code);

@@ -17,11 +17,10 @@ use calamine::{Data, Reader as _, SheetType, Xls, XlsError, XlsOptions};
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
 use inlet_extract_support::{
     cells::{CellFormat, write_data},
-    ole::{Summary, read_stream, write_embedded},
+    ole::{Summary, blip_pictures, read_stream, write_embedded, write_pictures},
 };
 
-/// The OLE2 (Compound File Binary) signature.
-const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+use inlet_extract_support::ole::OLE2_MAGIC;
 
 /// The workbook stream of BIFF8 (Excel 97–2003) files, and of BIFF5 (Excel 5/95) files.
 const STREAMS: [&str; 2] = ["Workbook", "Book"];
@@ -174,8 +173,9 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         }
     }
     let mut budget = budget.saturating_sub(book.stream.len() as u64);
-    // Embedded documents after the sheets, as Tika writes them.
-    write_embedded(&mut file, "", EMBEDDED_PREFIX, &mut budget, sink)
+    // Embedded documents after the sheets, as Tika writes them, then the words in pictures.
+    write_embedded(&mut file, "", EMBEDDED_PREFIX, &mut budget, sink)?;
+    write_pictures(blip_pictures(&book.drawing_group), sink)
 }
 
 /// A sheet's comments, text boxes and charts' text, each on its own lines.
