@@ -284,6 +284,8 @@ pub struct TextSink {
     /// An optional embedded file ran out of its time ([`TextSink::extract_optional`]): later
     /// ones are skipped and the text is reported truncated.
     optional_stopped: bool,
+    /// Optional embedded files being extracted (one within another counts twice).
+    optional_depth: u8,
     metadata: DocumentMetadata,
 }
 
@@ -311,6 +313,7 @@ impl TextSink {
             nested: None,
             depth: 0,
             optional_stopped: false,
+            optional_depth: 0,
             metadata: DocumentMetadata::default(),
         }
     }
@@ -344,7 +347,16 @@ impl TextSink {
         self.push(name)?;
         self.line_break()?;
         *body = self.text.len();
-        self.nested_body(bytes)
+        self.optional_depth += 1;
+        let result = self.nested_body(bytes);
+        self.optional_depth -= 1;
+        result
+    }
+
+    /// Whether the file being extracted is an optional one ([`TextSink::extract_optional`]), or
+    /// inside one: an extractor whose work is costly (OCR) may then do less, or nothing.
+    pub fn in_optional(&self) -> bool {
+        self.optional_depth > 0
     }
 
     /// The embedded file's text, after its heading ([`TextSink::extract_nested`]).
@@ -578,6 +590,17 @@ mod tests {
 
     #[test]
     fn optional_files_leave_no_heading_without_text_and_keep_the_container_in_time() {
+        fn says_if_optional(_: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+            let optional = sink.in_optional();
+            sink.push(if optional { "optional" } else { "needed" })
+        }
+        let mut s = TextSink::new(&limits(1000)).with_nested(says_if_optional);
+        assert!(!s.in_optional());
+        s.extract_optional("a.png", b"").unwrap();
+        s.extract_nested("b.txt", b"").unwrap();
+        assert_eq!(s.as_str(), "a.png\noptional\nb.txt\nneeded\n");
+        assert!(!s.in_optional());
+
         let mut s = TextSink::new(&limits(1000)).with_nested(fake_nested);
         s.push("Slide text").unwrap();
         s.extract_optional("image1.png", b"blank").unwrap();

@@ -76,6 +76,10 @@ struct ServeArgs {
     /// Pages of a multi-page image (TIFF) read at most.
     #[arg(long, env = "INLET_OCR_MAX_PAGES", default_value_t = inlet_extractors::ocr::DEFAULT_MAX_PAGES)]
     ocr_max_pages: usize,
+    /// Whether pictures in documents (slides' screenshots, logos, pasted scans) are read by OCR
+    /// too, not only images and scans uploaded as files (`--ocr-document-pictures=false`: no).
+    #[arg(long, env = "INLET_OCR_DOCUMENT_PICTURES", default_value_t = true, action = clap::ArgAction::Set)]
+    ocr_document_pictures: bool,
     /// The Tesseract command.
     #[arg(long, env = "INLET_OCR_COMMAND", default_value = "tesseract")]
     ocr_command: String,
@@ -358,6 +362,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             concurrency: args.ocr_concurrency.max(1),
             time_budget: Duration::from_secs(args.ocr_timeout_secs.max(1)),
             max_pages: args.ocr_max_pages.max(1),
+            document_pictures: args.ocr_document_pictures,
         },
         ..defaults
     };

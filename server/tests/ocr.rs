@@ -45,7 +45,7 @@ async fn upload(server: &InletProcess, client: &Client, bytes: Vec<u8>) -> Value
         .basic_auth(EMAIL, Some(TOKEN))
         .json(&json!({
             "definition": {"type": "CUSTOM"},
-            "externalId": "scans",
+            "externalId": format!("scans-{}", uuid::Uuid::new_v4()),
             "config": {"type": "CUSTOM", "name": "Scans", "trackStatus": true,
                 "specification": {"application": {"objectTypes": [
                     {"name": "Files", "externalId": "files", "sourceDataType": "RECORD"}]}}}
@@ -159,4 +159,30 @@ async fn with_tesseract_an_uploaded_scan_is_text() {
         "{record}"
     );
     assert_eq!(record["extraction"]["format"], "png", "{record}");
+    // A picture in a document: POI's presentation names its institute only in a picture.
+    let record = upload(&server, &client, presentation()).await;
+    let content = record["content"].as_str().unwrap();
+    assert!(content.contains("Great Debates in Astronomy"), "{record}");
+    assert!(content.contains("ASTROPHYSICS"), "{record}");
+    drop(server);
+    // Turned off, the presentation keeps its text and leaves the picture unread.
+    let (server, client) = start(&[
+        ("INLET_OCR_LANGUAGES", "eng"),
+        ("INLET_OCR_DOCUMENT_PICTURES", "false"),
+    ])
+    .await;
+    let record = upload(&server, &client, presentation()).await;
+    let content = record["content"].as_str().unwrap();
+    assert!(content.contains("Great Debates in Astronomy"), "{record}");
+    assert!(!content.contains("ASTROPHYSICS"), "{record}");
+    assert_eq!(record["extraction"]["truncated"], false, "{record}");
+}
+
+/// Apache POI's master-text-43781.ppt (extractors/testdata/MANIFEST.tsv).
+fn presentation() -> Vec<u8> {
+    let path = format!(
+        "{}/../extractors/testdata/ppt/master-text-43781.ppt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }

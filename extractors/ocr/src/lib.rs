@@ -38,6 +38,9 @@ pub struct Settings {
     pub time_budget: Duration,
     /// Pages of a multi-page image read at most.
     pub max_pages: usize,
+    /// Whether pictures in documents (a slide's screenshot, a logo in a memo) are read too, and
+    /// not only images and scans uploaded as files: they cost a document OCR time.
+    pub document_pictures: bool,
 }
 
 impl Default for Settings {
@@ -48,6 +51,7 @@ impl Default for Settings {
             concurrency: DEFAULT_CONCURRENCY,
             time_budget: DEFAULT_TIME_BUDGET,
             max_pages: DEFAULT_MAX_PAGES,
+            document_pictures: true,
         }
     }
 }
@@ -282,6 +286,10 @@ impl Extractor for Ocr {
             return Err(ExtractError::Unsupported(UNAVAILABLE.into()));
         }
         let settings = settings();
+        // A picture in a document, when those are not to be read (`Settings::document_pictures`).
+        if sink.in_optional() && !settings.document_pictures {
+            return Ok(());
+        }
         let mut deadline = Instant::now() + settings.time_budget;
         if let Some(d) = sink.deadline() {
             deadline = deadline.min(d);
