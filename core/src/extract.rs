@@ -286,6 +286,8 @@ pub struct TextSink {
     optional_stopped: bool,
     /// Optional embedded files being extracted (one within another counts twice).
     optional_depth: u8,
+    /// Whether pictures in documents are worth handing on ([`TextSink::reads_pictures`]).
+    reads_pictures: bool,
     metadata: DocumentMetadata,
 }
 
@@ -314,8 +316,23 @@ impl TextSink {
             depth: 0,
             optional_stopped: false,
             optional_depth: 0,
+            reads_pictures: false,
             metadata: DocumentMetadata::default(),
         }
+    }
+
+    /// The same sink, telling extractors whether the nested extractor reads pictures (OCR is
+    /// installed and turned on for pictures in documents): [`TextSink::reads_pictures`].
+    pub fn with_pictures(mut self, reads_pictures: bool) -> Self {
+        self.reads_pictures = reads_pictures;
+        self
+    }
+
+    /// Whether a document's pictures are worth reading out and handing on as optional files
+    /// ([`TextSink::extract_optional`]): off unless the facade says the registry reads them, so
+    /// that without OCR a document's pictures are not even inflated.
+    pub fn reads_pictures(&self) -> bool {
+        self.reads_pictures && self.nested.is_some()
     }
 
     /// The same sink, able to extract embedded files through `nested`.

@@ -5,6 +5,7 @@ use inlet_extract_archive as _;
 use inlet_extract_doc as _;
 use inlet_extract_epub as _;
 use inlet_extract_mail as _;
+use inlet_extract_metafile as _;
 use inlet_extract_odf as _;
 use inlet_extract_office as _;
 use inlet_extract_pdf as _;
@@ -206,7 +207,7 @@ impl Outcome {
 /// Runs synchronously; callers run it on a blocking thread. Panics in a sniffer or extractor are
 /// caught and reported as a failure.
 pub fn extract(bytes: &[u8], limits: &Limits) -> Outcome {
-    extract_in(built(), nested, bytes, limits)
+    extract_in(built(), nested, bytes, limits, true)
 }
 
 /// [`extract`] with OCR left out of the registry, for measuring the other extractors as peers
@@ -214,16 +215,24 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Outcome {
 /// then an unrecognized format, and one embedded in a file (an e-mail's picture, an archive's,
 /// a PDF page that is only a scan) adds only its heading, as any unrecognized embedded file.
 pub fn extract_without_ocr(bytes: &[u8], limits: &Limits) -> Outcome {
-    extract_in(built_without_ocr(), nested_without_ocr, bytes, limits)
+    extract_in(
+        built_without_ocr(),
+        nested_without_ocr,
+        bytes,
+        limits,
+        false,
+    )
 }
 
 /// Detects and extracts with `built`'s registry, embedded files through `nested` (which uses
-/// the same registry).
+/// the same registry); a document's pictures are handed on when `pictures` says the registry
+/// has OCR (and OCR runs, for pictures in documents).
 fn extract_in(
     built: &'static Built,
     nested: NestedExtract,
     bytes: &[u8],
     limits: &Limits,
+    pictures: bool,
 ) -> Outcome {
     if bytes.is_empty() {
         return Outcome::failed(None, EMPTY);
@@ -244,7 +253,7 @@ fn extract_in(
             return Outcome::failed(None, format!("panic while detecting: {}", message(&*panic)));
         }
     };
-    run(info, bytes, limits, nested)
+    run(info, bytes, limits, nested, pictures)
 }
 
 /// Runs one extractor on `bytes` under `limits`, catching panics.
@@ -253,9 +262,13 @@ fn run(
     bytes: &[u8],
     limits: &Limits,
     nested: NestedExtract,
+    pictures: bool,
 ) -> Outcome {
     let format = Some(info.id);
-    let mut sink = TextSink::new(limits).with_nested(nested);
+    let pictures = pictures && ocr::reads_document_pictures();
+    let mut sink = TextSink::new(limits)
+        .with_nested(nested)
+        .with_pictures(pictures);
     let result = catch_unwind(AssertUnwindSafe(|| (info.make)().extract(bytes, &mut sink)));
     let kept = |sink: TextSink, failure: Option<String>| {
         let mut metadata = sink.metadata().clone();

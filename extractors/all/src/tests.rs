@@ -25,6 +25,7 @@ const FAMILIES: &[(&str, &[&str])] = &[
     ("inlet-extract-mail", &["eml", "msg"]),
     ("inlet-extract-xls", &["xls"]),
     ("inlet-extract-ppt", &["ppt"]),
+    ("inlet-extract-metafile", &["emf", "wmf"]),
     ("inlet-extract-archive", &["zip", "tar", "gzip"]),
     (
         "inlet-extract-ocr",
@@ -118,6 +119,23 @@ fn pictures_in_documents_are_read_by_ocr_after_their_text() {
     // WordWithAttachments.docx) is an embedded file: under its name, its words by OCR.
     let t = extract(&testdata("docx/WordWithAttachments.docx"), &limits).text;
     assert!(t.contains("\nTryhere.jpg\nDO YOU USE IT"), "{t}");
+}
+
+#[test]
+fn metafiles_are_detected_as_metafiles_and_give_their_text() {
+    // POI's SimpleEMF_mac.emf embeds the PDF it was made from near its start.
+    let outcome = extract(&testdata("emf/SimpleEMF_mac.emf"), &Limits::default());
+    assert_eq!(outcome.format, Some("emf"));
+    assert!(
+        outcome.text.contains("Tika - Content Analysis Toolkit"),
+        "{}",
+        outcome.text
+    );
+    let outcome = extract(
+        &testdata("wmf/testException2.doc-2.wmf"),
+        &Limits::default(),
+    );
+    assert_eq!(outcome.format, Some("wmf"));
 }
 
 #[test]
@@ -387,14 +405,14 @@ fn panics_and_hard_failures_discard_the_text() {
         sniff: |_| 1,
         make: || Box::new(Fails(Some(|| ExtractError::Malformed("cut short".into())))),
     };
-    let outcome = run(&PANICS, b"x", &Limits::default(), nested);
+    let outcome = run(&PANICS, b"x", &Limits::default(), nested, false);
     assert_eq!(outcome.format, Some("panics"));
     assert_eq!(outcome.text, "");
     assert_eq!(outcome.failure.as_deref(), Some("panic: boom"));
-    let outcome = run(&LIMIT, b"x", &Limits::default(), nested);
+    let outcome = run(&LIMIT, b"x", &Limits::default(), nested, false);
     assert_eq!(outcome.text, "");
     assert_eq!(outcome.failure.as_deref(), Some("limit exceeded: zip bomb"));
-    let outcome = run(&MALFORMED, b"x", &Limits::default(), nested);
+    let outcome = run(&MALFORMED, b"x", &Limits::default(), nested, false);
     assert_eq!(outcome.text, "partial");
     assert_eq!(
         outcome.failure.as_deref(),

@@ -89,6 +89,11 @@ fn settings() -> Settings {
         .unwrap_or_default()
 }
 
+/// Whether pictures in documents are read: OCR runs and `Settings::document_pictures` is on.
+pub fn reads_document_pictures() -> bool {
+    settings().document_pictures && status().available
+}
+
 /// Whether OCR is available (checked once, by running the command).
 pub fn status() -> &'static Status {
     STATUS.get_or_init(|| probe(&settings()))

@@ -42,13 +42,15 @@ fn embedded_documents_follow_the_text_under_their_names() {
         t.contains("\nMicrosoft_Office_Excel_97-2003_Worksheet1.xls\n"),
         "{t}"
     );
-    // Without a registry (no nested extractor) only the names are written.
+    // Without a registry (no nested extractor) only the names are written, then the text the
+    // objects' preview pictures (EMF) draw: the Packager icon's caption, the workbook's cells.
     let t = text("xlsx", &workbook("WithEmbeded.xlsx"));
     assert!(
-        t.trim_end()
-            .ends_with("Microsoft_Office_Excel_97-2003_Worksheet1.xls"),
+        t.contains("\nc.xls.zip\nMicrosoft_Office_Excel_97-2003_Worksheet1.xls\nimage"),
         "{t}"
     );
+    assert!(t.contains("\nimage2.emf\nc.xls.zip\n"), "{t}");
+    assert!(t.contains("\nimage1.emf\n1 10 5 25\n2 12 6 36\n"), "{t}");
 }
 
 #[test]

@@ -498,6 +498,8 @@ pub const MAX_PICTURE_BYTES: u64 = 20 << 20;
 const DGG_CONTAINER: u16 = 0xF000;
 const BSTORE_CONTAINER: u16 = 0xF001;
 const FBSE: u16 = 0xF007;
+const BLIP_EMF: u16 = 0xF01A;
+const BLIP_WMF: u16 = 0xF01B;
 const BLIP_JPEG: u16 = 0xF01D;
 const BLIP_PNG: u16 = 0xF01E;
 const BLIP_DIB: u16 = 0xF01F;
@@ -505,21 +507,25 @@ const BLIP_TIFF: u16 = 0xF029;
 const BLIP_JPEG_CMYK: u16 = 0xF02A;
 /// Bytes of an `OfficeArtFBSE` record before its name and its picture.
 const FBSE_FIXED: usize = 36;
+/// Bytes of the `OfficeArtMetafileHeader` before a metafile BLIP's data.
+const METAFILE_HEADER: usize = 34;
+/// A metafile BLIP's `compression` value for DEFLATE (zlib); `0xFE` is none.
+const METAFILE_DEFLATE: u8 = 0;
 
-/// The pictures OCR can read among OfficeArt records laid end to end (PowerPoint's `Pictures`
-/// stream; Excel's drawing group, `OfficeArtDggContainer`, and the picture store in it,
-/// `OfficeArtBStoreContainer` and its `FBSE` entries, are looked into): PNG, JPEG and TIFF as stored, a DIB as a BMP file, each with
-/// its file name ending. Metafiles (EMF, WMF, PICT) hold no pixels to read and are skipped, as
-/// is a record cut short.
+/// The pictures among OfficeArt records laid end to end (PowerPoint's `Pictures` stream;
+/// Excel's drawing group, `OfficeArtDggContainer`, and the picture store in it,
+/// `OfficeArtBStoreContainer` and its `FBSE` entries, are looked into), each with its file name
+/// ending: PNG, JPEG and TIFF as stored, a DIB as a BMP file, EMF and WMF metafiles inflated (at
+/// most [`MAX_PICTURE_BYTES`]). PICT pictures and records cut short are skipped.
 pub fn blip_pictures(records: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     let mut out = Vec::new();
     collect_blips(records, 0, &mut out);
     out
 }
 
-/// Writes the words OCR reads in `pictures` ([`blip_pictures`]), after the document's text: each
-/// as an optional file named `image{n}.{ending}` ([`TextSink::extract_optional`]), up to
-/// [`MAX_PICTURES`] of at most [`MAX_PICTURE_BYTES`].
+/// Writes the words of `pictures` ([`blip_pictures`]), after the document's text, each under
+/// the name `image{n}.{ending}` ([`write_picture`]): up to [`MAX_PICTURES`] of at most
+/// [`MAX_PICTURE_BYTES`], the same picture once.
 pub fn write_pictures(
     pictures: Vec<(&'static str, Vec<u8>)>,
     sink: &mut TextSink,
@@ -537,7 +543,28 @@ pub fn write_pictures(
         .take(MAX_PICTURES);
     for (n, (ending, bytes)) in readable.enumerate() {
         sink.check_deadline()?;
-        sink.extract_optional(&format!("image{}.{ending}", n + 1), &bytes)?;
+        write_picture(&format!("image{}.{ending}", n + 1), &bytes, sink)?;
+    }
+    Ok(())
+}
+
+/// Writes the words of one picture under its `name`: a metafile's text as it draws it
+/// ([`crate::metafile`]), a bitmap's by OCR as an optional file
+/// ([`TextSink::extract_optional`]) when the sink reads pictures
+/// ([`TextSink::reads_pictures`]); nothing for a picture without words.
+pub fn write_picture(name: &str, bytes: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
+    if !crate::metafile::is_metafile(bytes) {
+        if sink.reads_pictures() {
+            sink.extract_optional(name, bytes)?;
+        }
+        return Ok(());
+    }
+    if let Some(text) = crate::metafile::text(bytes) {
+        sink.line_break()?;
+        sink.push(name)?;
+        sink.line_break()?;
+        sink.push(&text)?;
+        sink.line_break()?;
     }
     Ok(())
 }
@@ -561,6 +588,8 @@ pub fn scan_blips(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
                     | (BLIP_PNG, 0x6E0)
                     | (BLIP_DIB, 0x7A8)
                     | (BLIP_TIFF, 0x6E4)
+                    | (BLIP_EMF, 0x3D4)
+                    | (BLIP_WMF, 0x216)
             );
         let body = known
             .then(|| u32_le(bytes, at + 4))
@@ -607,11 +636,27 @@ fn u32_le(bytes: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
 }
 
-/// One BLIP record's picture: after one or, when the instance is odd, two 16-byte ids and a
-/// tag byte, the picture's bytes.
+/// One BLIP record's picture: after one or, when the instance is odd, two 16-byte ids, a
+/// bitmap's tag byte and bytes, or a metafile's header and (usually compressed) bytes.
 fn blip_picture(typ: u16, instance: u16, body: &[u8]) -> Option<(&'static str, Vec<u8>)> {
-    let skip = if instance & 1 == 1 { 33 } else { 17 };
-    let data = body.get(skip..)?;
+    let ids = if instance & 1 == 1 { 32 } else { 16 };
+    if matches!(typ, BLIP_EMF | BLIP_WMF) {
+        let header = body.get(ids..ids + METAFILE_HEADER)?;
+        let size = u64::from(u32::from_le_bytes(header[..4].try_into().ok()?));
+        let data = body.get(ids + METAFILE_HEADER..)?;
+        let bytes = if header[32] == METAFILE_DEFLATE {
+            let mut out = Vec::new();
+            let _ = flate2::read::ZlibDecoder::new(data)
+                .take(size.min(MAX_PICTURE_BYTES))
+                .read_to_end(&mut out);
+            out
+        } else {
+            data.to_vec()
+        };
+        let ending = if typ == BLIP_EMF { "emf" } else { "wmf" };
+        return crate::metafile::is_metafile(&bytes).then_some((ending, bytes));
+    }
+    let data = body.get(ids + 1..)?;
     match typ {
         BLIP_PNG if data.starts_with(b"\x89PNG") => Some(("png", data.to_vec())),
         BLIP_JPEG | BLIP_JPEG_CMYK if data.starts_with(b"\xFF\xD8") => Some(("jpg", data.to_vec())),
@@ -729,6 +774,47 @@ mod tests {
             let bytes = noise(4096, seed);
             assert!(blip_pictures(&bytes).is_empty());
             assert!(scan_blips(&bytes).is_empty());
+        }
+    }
+
+    #[test]
+    fn metafile_pictures_are_inflated_and_give_their_text() {
+        use std::io::Write as _;
+        // POI's vector_image.emf in a BLIP record, as PowerPoint stores it: zlib-compressed
+        // after the metafile header (its size, bounds, then the compressed size and method).
+        let emf = std::fs::read(format!("{TESTDATA}/emf/vector_image.emf")).unwrap();
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&emf).unwrap();
+        let packed = z.finish().unwrap();
+        let record = |data: &[u8], compression: u8| {
+            let mut body = vec![3u8; 16];
+            body.extend_from_slice(&(emf.len() as u32).to_le_bytes());
+            body.extend_from_slice(&[0; 24]);
+            body.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            body.extend_from_slice(&[compression, 0xFE]);
+            body.extend_from_slice(data);
+            art(0x3D4, BLIP_EMF, &body)
+        };
+        let stream = [record(&packed, METAFILE_DEFLATE), record(&emf, 0xFE)].concat();
+        assert_eq!(
+            blip_pictures(&stream),
+            vec![("emf", emf.clone()), ("emf", emf.clone())]
+        );
+        assert_eq!(scan_blips(&[&[0, 1, 2][..], &stream].concat()).len(), 2);
+        // Written once, under its name, as the lines it draws.
+        let mut sink = TextSink::new(&inlet_core::extract::Limits::default());
+        write_pictures(blip_pictures(&stream), &mut sink).unwrap();
+        let text = sink.into_text();
+        assert!(
+            text.starts_with("image1.emf\nAnalyse\nBehaviour and\n"),
+            "{text}"
+        );
+        assert!(!text.contains("image2.emf"), "{text}");
+        // Compressed data cut short gives what inflates before the cut, at most.
+        let mut bad = packed.clone();
+        bad.truncate(packed.len() / 2);
+        for (_, bytes) in blip_pictures(&record(&bad, METAFILE_DEFLATE)) {
+            assert!(emf.starts_with(&bytes) && bytes.len() < emf.len());
         }
     }
 

@@ -187,11 +187,12 @@ impl<'a> Package<'a> {
     }
 }
 
-/// Name endings of the pictures OCR reads (`media/` folders also hold videos, sounds and
-/// metafiles, which are not read into memory).
+/// Name endings of the pictures read: bitmaps by OCR, metafiles for the text they draw
+/// (`media/` folders also hold videos and sounds, which are not read into memory).
 #[cfg(feature = "ole")]
 const PICTURE_ENDINGS: &[&str] = &[
-    ".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".gif", ".tif", ".tiff", ".bmp", ".webp",
+    ".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".gif", ".tif", ".tiff", ".bmp", ".webp", ".emf",
+    ".wmf",
 ];
 
 /// The files inside a package, written after its own text:
@@ -201,9 +202,10 @@ const PICTURE_ENDINGS: &[&str] = &[
 ///   ([`TextSink::extract_nested`]); an OLE object's compound file is unwrapped to the file it
 ///   holds ([`crate::ole::embedded_in_compound_file`]);
 /// - the pictures under `pictures` (`word/media/`, ODF's `Pictures/`), up to
-///   [`MAX_PICTURES`] of at most [`MAX_PICTURE_BYTES`], read by OCR where it runs, as optional files
-///   ([`TextSink::extract_optional`]): only their words are written, and they cannot take the
-///   document's time.
+///   [`MAX_PICTURES`] of at most [`MAX_PICTURE_BYTES`] ([`crate::ole::write_picture`]): a
+///   metafile's text as it draws it, a bitmap's words by OCR where it runs, as an optional
+///   file ([`TextSink::extract_optional`]), which cannot take the document's time; a picture
+///   without words writes nothing.
 ///
 /// What the package inflated is charged to the sink's decompression total first, so files
 /// within files share one budget. An entry that cannot be read is skipped.
@@ -231,11 +233,14 @@ pub fn write_package_files(
             .collect()
     };
     let embedded = embeddings.map(under).unwrap_or_default();
+    // Bitmaps are read only when something reads them (OCR); metafiles always (their text).
+    let bitmaps = sink.reads_pictures();
     let pictures: Vec<String> = under(pictures)
         .into_iter()
         .filter(|n| {
             let n = n.to_ascii_lowercase();
-            PICTURE_ENDINGS.iter().any(|e| n.ends_with(e))
+            let metafile = n.ends_with(".emf") || n.ends_with(".wmf");
+            (metafile || bitmaps) && PICTURE_ENDINGS.iter().any(|e| n.ends_with(e))
         })
         .filter(|n| {
             pkg.declared_size(n)
@@ -260,7 +265,7 @@ pub fn write_package_files(
         charged = inflated;
         let file_name = name.rsplit(['/', '\\']).next().unwrap_or(&name);
         if picture {
-            sink.extract_optional(file_name, &bytes)?;
+            crate::ole::write_picture(file_name, &bytes, sink)?;
             continue;
         }
         let mut budget = sink.decompressed_room();

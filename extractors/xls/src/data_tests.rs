@@ -303,10 +303,12 @@ fn embedded_documents_follow_the_sheets_under_their_names() {
     for seen in ["\nDoc-1\n", "\nDoc-1-1\n", "\nxls-1-2\n", "\nDoc-2-1-1\n"] {
         assert!(t.contains(seen), "{seen:?} in {t}");
     }
-    // Without a nested extractor only the names are written.
+    // Without a nested extractor only the names are written, then the text of the objects'
+    // preview pictures (metafiles in the drawing group that draw their first page).
     let t = text("xls", &workbook("ole2-embedding.xls"));
     assert!(
-        t.contains("\nMBD06CAB431\n") && !t.contains("Embedded Word"),
+        t.contains("\nMBD06CAB431\nMBD06CAC85A\nimage1.emf\nPowerPoint Slide\n"),
         "{t}"
     );
+    assert!(t.contains("\nimage2.emf\nEmbedded Word document\n"), "{t}");
 }
