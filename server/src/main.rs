@@ -434,23 +434,42 @@ fn check_extractors() -> anyhow::Result<()> {
 
 fn extract(files: Vec<PathBuf>) -> anyhow::Result<()> {
     check_extractors()?;
+    let mut out = std::io::stdout().lock();
     for path in files {
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         let outcome = inlet_extractors::extract(&bytes, &Limits::default());
-        println!("== {}", path.display());
-        println!("format: {}", outcome.format.unwrap_or("unrecognized"));
-        println!("characters: {}", outcome.text.chars().count());
-        if outcome.truncated {
-            println!("truncated: yes");
+        match write_outcome(&mut out, &path, &outcome) {
+            // A reader that stopped early (`inlet extract f | head`) is not an error.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            other => other?,
         }
-        if let Some(reason) = &outcome.failure {
-            println!("failure: {reason}");
-        }
-        if !outcome.metadata.is_empty() {
-            println!("metadata: {}", serde_json::to_string(&outcome.metadata)?);
-        }
-        println!();
-        println!("{}", outcome.text);
     }
     Ok(())
+}
+
+/// Writes one file's extraction as `inlet extract` prints it.
+fn write_outcome(
+    out: &mut impl std::io::Write,
+    path: &std::path::Path,
+    outcome: &inlet_extractors::Outcome,
+) -> std::io::Result<()> {
+    writeln!(out, "== {}", path.display())?;
+    writeln!(out, "format: {}", outcome.format.unwrap_or("unrecognized"))?;
+    writeln!(out, "characters: {}", outcome.text.chars().count())?;
+    if outcome.truncated {
+        writeln!(out, "truncated: yes")?;
+    }
+    if let Some(reason) = &outcome.failure {
+        writeln!(out, "failure: {reason}")?;
+    }
+    if !outcome.metadata.is_empty() {
+        writeln!(
+            out,
+            "metadata: {}",
+            serde_json::to_string(&outcome.metadata)?
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{}", outcome.text)?;
+    out.flush()
 }

@@ -46,6 +46,31 @@ fn extract_command_prints_format_count_and_text() {
 }
 
 #[test]
+fn extract_into_a_reader_that_stops_early_ends_quietly() {
+    // `inlet extract big.txt | head -1`: the pipe closes while the text is being written.
+    let dir = std::env::temp_dir().join(format!("inlet-cli-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.txt");
+    std::fs::write(&file, "many words\n".repeat(200_000)).unwrap();
+    let mut child = Command::new(INLET)
+        .arg("extract")
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("== "), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
 fn admin_create_user_prints_one_json_object() {
     let out = Command::new(INLET)
         .args([
