@@ -72,7 +72,7 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         piece::write_pieces(&word, &pieces, chars, encoding, sink)?;
     }
     // Floating pictures are kept after the text; inline ones in the `Data` stream.
-    let mut pictures = scan_blips(&word);
+    let mut pictures = scan_blips(&word, sink);
     drop(word);
     // Embedded documents (`ObjectPool/_…` storages) after the text, as Tika writes them, then
     // the words in pictures.
@@ -80,7 +80,7 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     if file.is_stream(DATA)
         && let Ok(data) = read_stream(&mut file, DATA, &mut budget)
     {
-        pictures.extend(scan_blips(&data));
+        pictures.extend(scan_blips(&data, sink));
     }
     write_pictures(pictures, sink)
 }

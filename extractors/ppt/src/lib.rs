@@ -108,7 +108,10 @@ fn pictures(
         return Ok(());
     }
     match read_stream(file, PICTURES_STREAM, budget) {
-        Ok(stream) => write_pictures(blip_pictures(&stream), sink),
+        Ok(stream) => {
+            let pictures = blip_pictures(&stream, sink);
+            write_pictures(pictures, sink)
+        }
         Err(_) => Ok(()),
     }
 }

@@ -516,10 +516,11 @@ const METAFILE_DEFLATE: u8 = 0;
 /// Excel's drawing group, `OfficeArtDggContainer`, and the picture store in it,
 /// `OfficeArtBStoreContainer` and its `FBSE` entries, are looked into), each with its file name
 /// ending: PNG, JPEG and TIFF as stored, a DIB as a BMP file, EMF and WMF metafiles inflated (at
-/// most [`MAX_PICTURE_BYTES`]). PICT pictures and records cut short are skipped.
-pub fn blip_pictures(records: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+/// most [`MAX_PICTURE_BYTES`] each, charged to the sink's decompression total). PICT pictures
+/// and records cut short are skipped; at most [`MAX_PICTURES`] are collected.
+pub fn blip_pictures(records: &[u8], sink: &mut TextSink) -> Vec<(&'static str, Vec<u8>)> {
     let mut out = Vec::new();
-    collect_blips(records, 0, &mut out);
+    collect_blips(records, 0, &mut out, sink);
     out
 }
 
@@ -573,10 +574,10 @@ pub fn write_picture(name: &str, bytes: &[u8], sink: &mut TextSink) -> Result<()
 /// holds each inline picture's record after a `PICF` header; floating ones are in the
 /// `WordDocument` stream after the text): a record is taken where its header names a picture
 /// type with one of that type's instances and its bytes start as that format does.
-pub fn scan_blips(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+pub fn scan_blips(bytes: &[u8], sink: &mut TextSink) -> Vec<(&'static str, Vec<u8>)> {
     let mut out = Vec::new();
     let mut at = 0;
-    while at + 8 <= bytes.len() {
+    while at + 8 <= bytes.len() && out.len() < MAX_PICTURES {
         let ver_instance = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
         let typ = u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]);
         let instance = ver_instance >> 4;
@@ -595,7 +596,7 @@ pub fn scan_blips(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
             .then(|| u32_le(bytes, at + 4))
             .flatten()
             .and_then(|len| bytes.get(at + 8..(at + 8).checked_add(usize::try_from(len).ok()?)?));
-        match body.and_then(|body| Some((body.len(), blip_picture(typ, instance, body)?))) {
+        match body.and_then(|body| Some((body.len(), blip_picture(typ, instance, body, sink)?))) {
             Some((len, picture)) => {
                 out.push(picture);
                 at += 8 + len;
@@ -606,9 +607,17 @@ pub fn scan_blips(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     out
 }
 
-fn collect_blips(records: &[u8], depth: u8, out: &mut Vec<(&'static str, Vec<u8>)>) {
+fn collect_blips(
+    records: &[u8],
+    depth: u8,
+    out: &mut Vec<(&'static str, Vec<u8>)>,
+    sink: &mut TextSink,
+) {
     let mut at = 0usize;
     while let (Some(head), Some(len)) = (records.get(at..at + 4), u32_le(records, at + 4)) {
+        if out.len() >= MAX_PICTURES {
+            return;
+        }
         let instance = u16::from_le_bytes([head[0], head[1]]) >> 4;
         let typ = u16::from_le_bytes([head[2], head[3]]);
         let start = at + 8;
@@ -619,14 +628,16 @@ fn collect_blips(records: &[u8], depth: u8, out: &mut Vec<(&'static str, Vec<u8>
             break;
         };
         match typ {
-            DGG_CONTAINER | BSTORE_CONTAINER if depth < 3 => collect_blips(body, depth + 1, out),
+            DGG_CONTAINER | BSTORE_CONTAINER if depth < 3 => {
+                collect_blips(body, depth + 1, out, sink);
+            }
             FBSE if depth < 3 => {
                 let name = usize::from(body.get(FBSE_FIXED - 3).copied().unwrap_or(0));
                 if let Some(blip) = body.get(FBSE_FIXED + name..) {
-                    collect_blips(blip, depth + 1, out);
+                    collect_blips(blip, depth + 1, out, sink);
                 }
             }
-            _ => out.extend(blip_picture(typ, instance, body)),
+            _ => out.extend(blip_picture(typ, instance, body, sink)),
         }
         at = start + body.len();
     }
@@ -638,17 +649,27 @@ fn u32_le(bytes: &[u8], at: usize) -> Option<u32> {
 
 /// One BLIP record's picture: after one or, when the instance is odd, two 16-byte ids, a
 /// bitmap's tag byte and bytes, or a metafile's header and (usually compressed) bytes.
-fn blip_picture(typ: u16, instance: u16, body: &[u8]) -> Option<(&'static str, Vec<u8>)> {
+fn blip_picture(
+    typ: u16,
+    instance: u16,
+    body: &[u8],
+    sink: &mut TextSink,
+) -> Option<(&'static str, Vec<u8>)> {
     let ids = if instance & 1 == 1 { 32 } else { 16 };
     if matches!(typ, BLIP_EMF | BLIP_WMF) {
         let header = body.get(ids..ids + METAFILE_HEADER)?;
         let size = u64::from(u32::from_le_bytes(header[..4].try_into().ok()?));
         let data = body.get(ids + METAFILE_HEADER..)?;
         let bytes = if header[32] == METAFILE_DEFLATE {
+            // Inflated bytes count against the input's decompression total.
+            let room = size.min(MAX_PICTURE_BYTES).min(sink.decompressed_room());
             let mut out = Vec::new();
             let _ = flate2::read::ZlibDecoder::new(data)
-                .take(size.min(MAX_PICTURE_BYTES))
+                .take(room)
                 .read_to_end(&mut out);
+            if !sink.charge_decompressed(out.len() as u64) {
+                return None;
+            }
             out
         } else {
             data.to_vec()
@@ -706,6 +727,10 @@ mod tests {
     /// Real presentations from other projects' test suites (extractors/testdata/MANIFEST.tsv).
     const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
 
+    fn sink() -> TextSink {
+        TextSink::new(&inlet_core::extract::Limits::default())
+    }
+
     /// An OfficeArt record: version 0, `instance`, `typ`, then `body`.
     fn art(instance: u16, typ: u16, body: &[u8]) -> Vec<u8> {
         let mut out = (instance << 4).to_le_bytes().to_vec();
@@ -736,7 +761,7 @@ mod tests {
             blip(0x46B, BLIP_JPEG, JPEG),
         ]
         .concat();
-        let found = blip_pictures(&stream);
+        let found = blip_pictures(&stream, &mut sink());
         assert_eq!(found, vec![("png", PNG.to_vec()), ("jpg", JPEG.to_vec())]);
         // Excel's drawing group: the store's FBSE entries (36 bytes and a name) hold them.
         let mut fbse = vec![0u8; FBSE_FIXED];
@@ -749,11 +774,11 @@ mod tests {
             &art(2, BSTORE_CONTAINER, &art(5, FBSE, &fbse)),
         );
         assert_eq!(
-            blip_pictures(&group),
+            blip_pictures(&group, &mut sink()),
             vec![("tif", b"II*\0strips".to_vec())]
         );
         // A body that is not the format its record names is no picture.
-        assert!(blip_pictures(&blip(0x6E0, BLIP_PNG, JPEG)).is_empty());
+        assert!(blip_pictures(&blip(0x6E0, BLIP_PNG, JPEG), &mut sink()).is_empty());
         // Word's Data stream: records among other bytes, at any offset.
         let data = [
             b"PICF header and more".to_vec(),
@@ -763,17 +788,17 @@ mod tests {
         ]
         .concat();
         assert_eq!(
-            scan_blips(&data),
+            scan_blips(&data, &mut sink()),
             vec![("jpg", JPEG.to_vec()), ("png", PNG.to_vec())]
         );
         for cut in truncations(&data) {
-            assert!(scan_blips(cut).len() <= 2);
-            assert!(blip_pictures(cut).len() <= 2);
+            assert!(scan_blips(cut, &mut sink()).len() <= 2);
+            assert!(blip_pictures(cut, &mut sink()).len() <= 2);
         }
         for seed in 1..50 {
             let bytes = noise(4096, seed);
-            assert!(blip_pictures(&bytes).is_empty());
-            assert!(scan_blips(&bytes).is_empty());
+            assert!(blip_pictures(&bytes, &mut sink()).is_empty());
+            assert!(scan_blips(&bytes, &mut sink()).is_empty());
         }
     }
 
@@ -797,14 +822,18 @@ mod tests {
         };
         let stream = [record(&packed, METAFILE_DEFLATE), record(&emf, 0xFE)].concat();
         assert_eq!(
-            blip_pictures(&stream),
+            blip_pictures(&stream, &mut sink()),
             vec![("emf", emf.clone()), ("emf", emf.clone())]
         );
-        assert_eq!(scan_blips(&[&[0, 1, 2][..], &stream].concat()).len(), 2);
+        assert_eq!(
+            scan_blips(&[&[0, 1, 2][..], &stream].concat(), &mut sink()).len(),
+            2
+        );
         // Written once, under its name, as the lines it draws.
-        let mut sink = TextSink::new(&inlet_core::extract::Limits::default());
-        write_pictures(blip_pictures(&stream), &mut sink).unwrap();
-        let text = sink.into_text();
+        let mut written = sink();
+        let pictures = blip_pictures(&stream, &mut written);
+        write_pictures(pictures, &mut written).unwrap();
+        let text = written.into_text();
         assert!(
             text.starts_with("image1.emf\nAnalyse\nBehaviour and\n"),
             "{text}"
@@ -813,9 +842,39 @@ mod tests {
         // Compressed data cut short gives what inflates before the cut, at most.
         let mut bad = packed.clone();
         bad.truncate(packed.len() / 2);
-        for (_, bytes) in blip_pictures(&record(&bad, METAFILE_DEFLATE)) {
+        for (_, bytes) in blip_pictures(&record(&bad, METAFILE_DEFLATE), &mut sink()) {
             assert!(emf.starts_with(&bytes) && bytes.len() < emf.len());
         }
+    }
+
+    #[test]
+    fn metafile_inflation_is_charged_and_pictures_are_capped() {
+        use std::io::Write as _;
+        // A 1 MiB metafile that deflates to a few KiB, 200 times: each inflation counts against
+        // the input's decompression total, and collection stops at MAX_PICTURES.
+        let mut emf = std::fs::read(format!("{TESTDATA}/emf/vector_image.emf")).unwrap();
+        emf.resize(1 << 20, 0);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&emf).unwrap();
+        let packed = z.finish().unwrap();
+        let mut body = vec![3u8; 16];
+        body.extend_from_slice(&(emf.len() as u32).to_le_bytes());
+        body.extend_from_slice(&[0; 24]);
+        body.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+        body.extend_from_slice(&[METAFILE_DEFLATE, 0xFE]);
+        body.extend_from_slice(&packed);
+        let record = art(0x3D4, BLIP_EMF, &body);
+        let stream = record.repeat(200);
+        let mut small = TextSink::new(&inlet_core::extract::Limits {
+            max_decompressed_bytes: 5 << 20,
+            ..inlet_core::extract::Limits::default()
+        });
+        let found = blip_pictures(&stream, &mut small);
+        assert_eq!(found.len(), 5, "five fit in 5 MiB");
+        assert_eq!(small.decompressed_room(), 0);
+        let mut roomy = sink();
+        assert_eq!(blip_pictures(&stream, &mut roomy).len(), MAX_PICTURES);
+        assert_eq!(scan_blips(&stream, &mut sink()).len(), MAX_PICTURES);
     }
 
     #[test]
@@ -828,7 +887,7 @@ mod tests {
         dib[12] = 1;
         dib[14] = 8;
         dib.extend_from_slice(&[0; 1024 + 4]);
-        let found = blip_pictures(&blip(0x7A8, BLIP_DIB, &dib));
+        let found = blip_pictures(&blip(0x7A8, BLIP_DIB, &dib), &mut sink());
         let [(ending, file)] = &found[..] else {
             panic!("{found:?}");
         };

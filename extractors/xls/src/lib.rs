@@ -175,7 +175,8 @@ fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
     let mut budget = budget.saturating_sub(book.stream.len() as u64);
     // Embedded documents after the sheets, as Tika writes them, then the words in pictures.
     write_embedded(&mut file, "", EMBEDDED_PREFIX, &mut budget, sink)?;
-    write_pictures(blip_pictures(&book.drawing_group), sink)
+    let pictures = blip_pictures(&book.drawing_group, sink);
+    write_pictures(pictures, sink)
 }
 
 /// A sheet's comments, text boxes and charts' text, each on its own lines.
