@@ -284,10 +284,8 @@ pub struct TextSink {
     /// An optional embedded file ran out of its time ([`TextSink::extract_optional`]): later
     /// ones are skipped and the text is reported truncated.
     optional_stopped: bool,
-    /// Optional embedded files being extracted (one within another counts twice).
-    optional_depth: u8,
-    /// Whether pictures in documents are worth handing on ([`TextSink::reads_pictures`]).
-    reads_pictures: bool,
+    /// Says whether pictures in documents are worth handing on ([`TextSink::reads_pictures`]).
+    picture_reader: Option<fn() -> bool>,
     metadata: DocumentMetadata,
 }
 
@@ -315,16 +313,16 @@ impl TextSink {
             nested: None,
             depth: 0,
             optional_stopped: false,
-            optional_depth: 0,
-            reads_pictures: false,
+            picture_reader: None,
             metadata: DocumentMetadata::default(),
         }
     }
 
-    /// The same sink, telling extractors whether the nested extractor reads pictures (OCR is
-    /// installed and turned on for pictures in documents): [`TextSink::reads_pictures`].
-    pub fn with_pictures(mut self, reads_pictures: bool) -> Self {
-        self.reads_pictures = reads_pictures;
+    /// The same sink, with `reader` saying whether the nested extractor reads pictures (OCR is
+    /// installed and turned on for pictures in documents): [`TextSink::reads_pictures`]. Asked
+    /// only when a document has pictures, so other files never wait for that check.
+    pub fn with_pictures(mut self, reader: fn() -> bool) -> Self {
+        self.picture_reader = Some(reader);
         self
     }
 
@@ -332,7 +330,7 @@ impl TextSink {
     /// ([`TextSink::extract_optional`]): off unless the facade says the registry reads them, so
     /// that without OCR a document's pictures are not even inflated.
     pub fn reads_pictures(&self) -> bool {
-        self.reads_pictures && self.nested.is_some()
+        self.nested.is_some() && self.picture_reader.is_some_and(|reads| reads())
     }
 
     /// The same sink, able to extract embedded files through `nested`.
@@ -350,30 +348,6 @@ impl TextSink {
         self.push(name)?;
         self.line_break()?;
         self.nested_body(bytes)
-    }
-
-    /// Writes the heading of an optional embedded file, where its text starts in `body`, and its
-    /// text ([`TextSink::extract_optional`]).
-    fn heading_and_body(
-        &mut self,
-        name: &str,
-        bytes: &[u8],
-        body: &mut usize,
-    ) -> Result<(), ExtractError> {
-        self.line_break()?;
-        self.push(name)?;
-        self.line_break()?;
-        *body = self.text.len();
-        self.optional_depth += 1;
-        let result = self.nested_body(bytes);
-        self.optional_depth -= 1;
-        result
-    }
-
-    /// Whether the file being extracted is an optional one ([`TextSink::extract_optional`]), or
-    /// inside one: an extractor whose work is costly (OCR) may then do less, or nothing.
-    pub fn in_optional(&self) -> bool {
-        self.optional_depth > 0
     }
 
     /// The embedded file's text, after its heading ([`TextSink::extract_nested`]).
@@ -407,14 +381,17 @@ impl TextSink {
             return Ok(());
         }
         let mark = (self.text.len(), self.chars);
+        self.line_break()?;
+        self.push(name)?;
+        self.line_break()?;
+        let body = self.text.len();
         let outer = self.deadline;
         if let Some(d) = outer {
             let now = Instant::now();
             let left = d.saturating_duration_since(now);
             self.deadline = Some(now + left * Self::OPTIONAL_SHARE_QUARTERS / 4);
         }
-        let mut body = mark.0;
-        let result = self.heading_and_body(name, bytes, &mut body);
+        let result = self.nested_body(bytes);
         self.deadline = outer;
         match result {
             Err(ExtractError::TimedOut) if self.check_deadline().is_ok() => {
@@ -607,16 +584,15 @@ mod tests {
 
     #[test]
     fn optional_files_leave_no_heading_without_text_and_keep_the_container_in_time() {
-        fn says_if_optional(_: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
-            let optional = sink.in_optional();
-            sink.push(if optional { "optional" } else { "needed" })
-        }
-        let mut s = TextSink::new(&limits(1000)).with_nested(says_if_optional);
-        assert!(!s.in_optional());
-        s.extract_optional("a.png", b"").unwrap();
-        s.extract_nested("b.txt", b"").unwrap();
-        assert_eq!(s.as_str(), "a.png\noptional\nb.txt\nneeded\n");
-        assert!(!s.in_optional());
+        // Pictures are read only with a nested extractor and a reader that says yes.
+        let s = TextSink::new(&limits(1000));
+        assert!(!s.reads_pictures());
+        assert!(!s.with_pictures(|| true).reads_pictures());
+        let s = TextSink::new(&limits(1000)).with_nested(fake_nested);
+        assert!(!s.reads_pictures());
+        assert!(!s.with_pictures(|| false).reads_pictures());
+        let s = TextSink::new(&limits(1000)).with_nested(fake_nested);
+        assert!(s.with_pictures(|| true).reads_pictures());
 
         let mut s = TextSink::new(&limits(1000)).with_nested(fake_nested);
         s.push("Slide text").unwrap();

@@ -265,10 +265,10 @@ fn run(
     pictures: bool,
 ) -> Outcome {
     let format = Some(info.id);
-    let pictures = pictures && ocr::reads_document_pictures();
-    let mut sink = TextSink::new(limits)
-        .with_nested(nested)
-        .with_pictures(pictures);
+    let mut sink = TextSink::new(limits).with_nested(nested);
+    if pictures {
+        sink = sink.with_pictures(ocr::reads_document_pictures);
+    }
     let result = catch_unwind(AssertUnwindSafe(|| (info.make)().extract(bytes, &mut sink)));
     let kept = |sink: TextSink, failure: Option<String>| {
         let mut metadata = sink.metadata().clone();

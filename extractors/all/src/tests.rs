@@ -73,7 +73,7 @@ fn pictures_in_documents_are_read_by_ocr_after_their_text() {
         (
             testdata("doc/PngPicture.doc"),
             "an inline PNG (Data stream)",
-            "",
+            "The quick brown fox",
             "image1.png",
             "Alfresco",
         ),

@@ -291,10 +291,6 @@ impl Extractor for Ocr {
             return Err(ExtractError::Unsupported(UNAVAILABLE.into()));
         }
         let settings = settings();
-        // A picture in a document, when those are not to be read (`Settings::document_pictures`).
-        if sink.in_optional() && !settings.document_pictures {
-            return Ok(());
-        }
         let mut deadline = Instant::now() + settings.time_budget;
         if let Some(d) = sink.deadline() {
             deadline = deadline.min(d);

@@ -677,6 +677,10 @@ fn blip_picture(
         let ending = if typ == BLIP_EMF { "emf" } else { "wmf" };
         return crate::metafile::is_metafile(&bytes).then_some((ending, bytes));
     }
+    // A bitmap is only copied out for a reader (OCR).
+    if !sink.reads_pictures() {
+        return None;
+    }
     let data = body.get(ids + 1..)?;
     match typ {
         BLIP_PNG if data.starts_with(b"\x89PNG") => Some(("png", data.to_vec())),
@@ -727,8 +731,14 @@ mod tests {
     /// Real presentations from other projects' test suites (extractors/testdata/MANIFEST.tsv).
     const TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
 
+    /// A sink whose (empty) nested extractor reads pictures, so bitmaps are collected.
     fn sink() -> TextSink {
+        fn reads_nothing(_: &[u8], _: &mut TextSink) -> Result<(), ExtractError> {
+            Ok(())
+        }
         TextSink::new(&inlet_core::extract::Limits::default())
+            .with_nested(reads_nothing)
+            .with_pictures(|| true)
     }
 
     /// An OfficeArt record: version 0, `instance`, `typ`, then `body`.
@@ -763,6 +773,9 @@ mod tests {
         .concat();
         let found = blip_pictures(&stream, &mut sink());
         assert_eq!(found, vec![("png", PNG.to_vec()), ("jpg", JPEG.to_vec())]);
+        // Without a reader (no OCR) bitmaps are not even copied out.
+        let mut unread = TextSink::new(&inlet_core::extract::Limits::default());
+        assert!(blip_pictures(&stream, &mut unread).is_empty());
         // Excel's drawing group: the store's FBSE entries (36 bytes and a name) hold them.
         let mut fbse = vec![0u8; FBSE_FIXED];
         fbse[FBSE_FIXED - 3] = 4;
