@@ -145,10 +145,11 @@ pub async fn read(
     if let Some(position) = cursor.position() {
         let floor = store.log_floor().await?;
         if position < floor {
-            return Err(Error::Gone(format!(
-                "the cursor is behind the change feed's retention (changes up to position \
-                 {floor} are no longer kept); start again without a cursor"
-            )));
+            // The floor is a position in the log every workspace shares: not for the caller.
+            return Err(Error::Gone(
+                "the cursor is behind the change feed's retention; start again without a cursor"
+                    .into(),
+            ));
         }
         if position > store.log_head().await? {
             return Err(Error::invalid("cursor is not one this feed returned"));

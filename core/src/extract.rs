@@ -284,6 +284,8 @@ pub struct TextSink {
     /// An optional embedded file ran out of its time ([`TextSink::extract_optional`]): later
     /// ones are skipped and the text is reported truncated.
     optional_stopped: bool,
+    /// A file was left out for being [`MAX_NESTING`] files deep: the text is reported truncated.
+    too_deep: bool,
     /// Says whether pictures in documents are worth handing on ([`TextSink::reads_pictures`]).
     picture_reader: Option<fn() -> bool>,
     metadata: DocumentMetadata,
@@ -313,6 +315,7 @@ impl TextSink {
             nested: None,
             depth: 0,
             optional_stopped: false,
+            too_deep: false,
             picture_reader: None,
             metadata: DocumentMetadata::default(),
         }
@@ -342,7 +345,8 @@ impl TextSink {
     /// Extracts an embedded file (`name`, `bytes`) into this sink under the same cap and
     /// deadline, after a heading line with its name. A file that cannot be read adds only its
     /// heading (the container's text is kept); the cap and the deadline stop the container too.
-    /// Without a nested extractor, or [`MAX_NESTING`] files deep, only the heading is written.
+    /// Without a nested extractor, or [`MAX_NESTING`] files deep, only the heading is written
+    /// (and, when too deep, the text is reported truncated: something was left out).
     pub fn extract_nested(&mut self, name: &str, bytes: &[u8]) -> Result<(), ExtractError> {
         self.line_break()?;
         self.push(name)?;
@@ -352,9 +356,13 @@ impl TextSink {
 
     /// The embedded file's text, after its heading ([`TextSink::extract_nested`]).
     fn nested_body(&mut self, bytes: &[u8]) -> Result<(), ExtractError> {
-        let Some(nested) = self.nested.filter(|_| self.depth < MAX_NESTING) else {
+        let Some(nested) = self.nested else {
             return Ok(());
         };
+        if self.depth >= MAX_NESTING {
+            self.left_out_too_deep();
+            return Ok(());
+        }
         self.depth += 1;
         let result = nested(bytes, self);
         self.depth -= 1;
@@ -362,6 +370,13 @@ impl TextSink {
             Err(e @ (ExtractError::Full | ExtractError::TimedOut)) => Err(e),
             _ => self.line_break(),
         }
+    }
+
+    /// Records that an embedded file was left out for being [`MAX_NESTING`] files deep (for
+    /// containers that follow their own nesting, as `.msg` storages do): the text is then
+    /// reported truncated.
+    pub fn left_out_too_deep(&mut self) {
+        self.too_deep = true;
     }
 
     /// Share of the time left that an optional embedded file may take
@@ -518,7 +533,7 @@ impl TextSink {
     /// Whether the cap was reached (or [`TextSink::cut`] cut the text, or an optional embedded
     /// file ran out of time: [`TextSink::extract_optional`]).
     pub fn is_truncated(&self) -> bool {
-        self.truncated || self.optional_stopped
+        self.truncated || self.optional_stopped || self.too_deep
     }
 
     /// The text so far.

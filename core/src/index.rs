@@ -290,7 +290,7 @@ impl Sources {
 }
 
 /// What a [`catch_up`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Progress {
     /// Log entries applied (a close counts once).
     pub changes: u64,
@@ -300,6 +300,35 @@ pub struct Progress {
     pub position: Position,
     /// The log head read when the call started.
     pub head: Position,
+    /// Whose records the applied entries changed.
+    pub touched: Touched,
+}
+
+/// Whose records a [`catch_up`] applied changes to, so that only their change-feed readers are
+/// woken.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Touched {
+    /// (workspace, source) of every record written or removed, and of every deleted source.
+    pub sources: std::collections::BTreeSet<(WorkspaceId, Uuid)>,
+    /// An entry whose workspace the log does not say (a COMPLETE close, or a source deletion
+    /// logged before the change feed existed): any reader may be concerned.
+    pub unknown: bool,
+}
+
+impl Touched {
+    /// Whether a reader of `workspace` (and of `source` only, when given) may have new
+    /// changes.
+    pub fn concerns(&self, workspace: WorkspaceId, source: Option<Uuid>) -> bool {
+        self.unknown
+            || match source {
+                Some(s) => self.sources.contains(&(workspace, s)),
+                None => self
+                    .sources
+                    .range((workspace, Uuid::nil())..=(workspace, Uuid::max()))
+                    .next()
+                    .is_some(),
+            }
+    }
 }
 
 /// Applies the store's write log after the index's position until the index has caught up with
@@ -338,6 +367,10 @@ pub async fn catch_up(store: &dyn RecordStore, index: &dyn SearchIndex) -> Resul
                     record,
                     ..
                 } => {
+                    progress
+                        .touched
+                        .sources
+                        .insert((*workspace_id, record.source_id));
                     if record.removed {
                         pending.delete(record.id);
                     } else {
@@ -351,6 +384,7 @@ pub async fn catch_up(store: &dyn RecordStore, index: &dyn SearchIndex) -> Resul
                     to_sync,
                     ..
                 } => {
+                    progress.touched.unknown = true;
                     let mut after = None;
                     loop {
                         let ids = store
@@ -366,7 +400,19 @@ pub async fn catch_up(store: &dyn RecordStore, index: &dyn SearchIndex) -> Resul
                         }
                     }
                 }
-                Change::SourceDeleted { source_id, .. } => pending.delete_source(*source_id),
+                Change::SourceDeleted {
+                    source_id,
+                    workspace_id,
+                    ..
+                } => {
+                    match workspace_id {
+                        Some(w) => {
+                            progress.touched.sources.insert((*w, *source_id));
+                        }
+                        None => progress.touched.unknown = true,
+                    }
+                    pending.delete_source(*source_id)
+                }
             }
         }
         progress.changes += page.changes.len() as u64;

@@ -6,6 +6,7 @@
 //! (`--index-dir`), see [`open_index`].
 
 use std::{
+    collections::HashMap,
     path::{Path, PathBuf},
     sync::{
         Arc,
@@ -15,11 +16,12 @@ use std::{
 };
 
 use inlet_core::{
-    Error, RecordStore, Result,
+    Error, RecordStore, Result, WorkspaceId,
     index::{self, Hits, IndexBatch, IndexQuery, Position, SearchIndex},
 };
-use inlet_search_tantivy::TantivyIndex;
-use tokio::sync::Notify;
+use inlet_search_tantivy::{TantivyIndex, folder::FolderIndex};
+use tokio::sync::{Notify, watch};
+use uuid::Uuid;
 
 /// How often the follower looks for new writes in the log.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -45,7 +47,7 @@ pub fn open_index(dir: Option<&Path>) -> Result<OpenedIndex> {
             discarded: None,
         }),
         Some(dir) => {
-            let (index, discarded) = TantivyIndex::open(dir)?;
+            let (index, discarded) = FolderIndex::open(dir)?;
             Ok(OpenedIndex {
                 index: Arc::new(Blocking(index)),
                 dir: Some(dir.to_path_buf()),
@@ -85,11 +87,14 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Whom a change-feed reader waits for: a workspace, and a source of it when filtered.
+type FeedKey = (WorkspaceId, Option<Uuid>);
+
 /// The follower's state, for `/readyz`, `/metrics` and tests.
 #[derive(Default)]
 pub struct Indexer {
     started: AtomicBool,
-    /// Set once the first build or catch-up has finished.
+    /// Set once a build or catch-up has finished; cleared while a rebuild runs.
     ready: AtomicBool,
     rebuilding: AtomicBool,
     /// Records indexed by the running or last rebuild.
@@ -99,13 +104,14 @@ pub struct Indexer {
     /// The log head seen last.
     head: AtomicU64,
     wake: Notify,
-    /// The log head seen last, for change-feed readers waiting for new writes.
-    heads: tokio::sync::watch::Sender<Position>,
+    /// Change-feed readers waiting for new writes, by (workspace, source filter): each told the
+    /// log head when an applied entry concerns it ([`index::Touched`]).
+    feeds: parking_lot::Mutex<HashMap<FeedKey, watch::Sender<Position>>>,
 }
 
 impl Indexer {
-    /// Whether the index has caught up with the store once since the start (a lag after that
-    /// does not make the replica unready).
+    /// Whether the index has caught up with the store since its last (re)build began (a lag
+    /// after that does not make the replica unready; a rebuild does).
     pub fn is_ready(&self) -> bool {
         self.ready.load(Ordering::Acquire)
     }
@@ -130,9 +136,26 @@ impl Indexer {
         self.wake.notify_one();
     }
 
-    /// A receiver told each time the log head seen moves (change-feed long polls wait on it).
-    pub fn heads(&self) -> tokio::sync::watch::Receiver<Position> {
-        self.heads.subscribe()
+    /// A receiver told each time the follower applies a write that concerns `workspace` (and
+    /// `source`, when given): change-feed long polls wait on it, and writes elsewhere do not
+    /// wake them.
+    pub fn feed(&self, workspace: WorkspaceId, source: Option<Uuid>) -> watch::Receiver<Position> {
+        self.feeds
+            .lock()
+            .entry((workspace, source))
+            .or_insert_with(|| watch::channel(0).0)
+            .subscribe()
+    }
+
+    /// Tells the waiting readers whom `touched` concerns that the log reached `head`, and
+    /// forgets keys nobody waits on any more.
+    fn tell_feeds(&self, touched: &index::Touched, head: Position) {
+        self.feeds.lock().retain(|(workspace, source), sender| {
+            if touched.concerns(*workspace, *source) {
+                sender.send_replace(head);
+            }
+            sender.receiver_count() > 0
+        });
     }
 
     /// Starts following (once; later calls do nothing), and purging the log's entries older
@@ -167,23 +190,26 @@ impl Indexer {
     }
 
     async fn round(&self, records: &dyn RecordStore, index: &dyn SearchIndex) -> Result<()> {
+        let mut rebuilt = false;
         if index.applied()?.is_none() {
             self.rebuild(records, index).await?;
+            rebuilt = true;
         }
-        let progress = match index::catch_up(records, index).await {
+        let mut progress = match index::catch_up(records, index).await {
             Err(Error::Gone(why)) => {
                 tracing::warn!(reason = %why, "search index: rebuilding");
                 self.rebuild(records, index).await?;
+                rebuilt = true;
                 index::catch_up(records, index).await?
             }
             other => other?,
         };
         self.head.store(progress.head, Ordering::Relaxed);
-        self.heads.send_if_modified(|seen| {
-            let moved = progress.head > *seen;
-            *seen = (*seen).max(progress.head);
-            moved
-        });
+        // What a rebuild read is not itemized: every waiting reader looks again.
+        progress.touched.unknown |= rebuilt;
+        if progress.changes > 0 || rebuilt {
+            self.tell_feeds(&progress.touched, progress.head);
+        }
         self.applied.store(progress.position, Ordering::Relaxed);
         if !self.ready.swap(true, Ordering::AcqRel) {
             tracing::info!(position = progress.position, "search index: caught up");
@@ -194,6 +220,8 @@ impl Indexer {
     async fn rebuild(&self, records: &dyn RecordStore, index: &dyn SearchIndex) -> Result<()> {
         let started = Instant::now();
         tracing::info!("search index: building from the store");
+        // Not ready until caught up again: a rebuilding index holds part of the records.
+        self.ready.store(false, Ordering::Release);
         self.rebuilding.store(true, Ordering::Release);
         self.rebuilt.store(0, Ordering::Relaxed);
         let mut last_log = Instant::now();
@@ -254,5 +282,45 @@ async fn purge(records: Arc<dyn RecordStore>, retention: Duration) {
             Err(e) => tracing::warn!(error = %e, "purging the write log failed; retrying later"),
         }
         tokio::time::sleep(purge_interval(retention.to_std().unwrap_or(Duration::MAX))).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feed_readers_are_told_only_of_their_workspace_and_source() {
+        let indexer = Indexer::default();
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let (s1, s2) = (Uuid::from_u128(11), Uuid::from_u128(12));
+        let mut all_of_a = indexer.feed(a, None);
+        let a_s1 = indexer.feed(a, Some(s1));
+        let mut all_of_b = indexer.feed(b, None);
+        let touched = |pairs: &[(Uuid, Uuid)]| index::Touched {
+            sources: pairs.iter().copied().collect(),
+            unknown: false,
+        };
+        indexer.tell_feeds(&touched(&[(b, s1)]), 5);
+        assert!(!all_of_a.has_changed().unwrap_or(true));
+        assert!(!a_s1.has_changed().unwrap_or(true));
+        assert!(all_of_b.has_changed().unwrap_or(false));
+        all_of_b.borrow_and_update();
+        indexer.tell_feeds(&touched(&[(a, s2)]), 6);
+        assert!(all_of_a.has_changed().unwrap_or(false));
+        assert!(!a_s1.has_changed().unwrap_or(true), "another source of a");
+        all_of_a.borrow_and_update();
+        indexer.tell_feeds(
+            &index::Touched {
+                unknown: true,
+                ..Default::default()
+            },
+            7,
+        );
+        assert!(all_of_a.has_changed().unwrap_or(false) && a_s1.has_changed().unwrap_or(false));
+        // Keys nobody waits on are forgotten.
+        drop((all_of_a, a_s1, all_of_b));
+        indexer.tell_feeds(&touched(&[]), 8);
+        assert!(indexer.feeds.lock().is_empty());
     }
 }

@@ -21,7 +21,7 @@ pub mod webhooks;
 use futures_util::StreamExt;
 use inlet_core::Error;
 use poem::{
-    Body, Endpoint, EndpointExt, IntoResponse, Request, get, handler,
+    Body, Endpoint, EndpointExt, IntoResponse, Request, Response, get, handler,
     http::header,
     listener::{Acceptor, TcpAcceptor},
 };
@@ -44,7 +44,7 @@ fn openapi_document() -> impl IntoResponse {
 /// refused with 413 before reading; an undeclared (chunked) body stops being read at the cap.
 /// Multipart uploads enforce their own, larger limit while streaming, and a declared length
 /// beyond it (plus [`config::MULTIPART_OVERHEAD_BYTES`]) is 413 before reading.
-async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::Output> {
+async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<Response> {
     let oauth = req.uri().path().starts_with("/oauth/");
     let multipart = !oauth
         && req.content_type().is_some_and(|ct| {
@@ -86,10 +86,13 @@ async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::O
             .into());
         }
         let mut seen = 0usize;
+        let over = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = over.clone();
         let stream = req.take_body().into_bytes_stream().map(move |chunk| {
             let chunk = chunk?;
             seen += chunk.len();
             if seen > max {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
                 return Err(std::io::Error::other(format!(
                     "the request body exceeds the maximum of {max} bytes"
                 )));
@@ -97,8 +100,18 @@ async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<E::O
             Ok(chunk)
         });
         req.set_body(Body::from_bytes_stream(stream));
+        let answer = next.call(req).await.map(IntoResponse::into_response);
+        // A chunked body cut at the cap fails the handler's read (a parse error): the answer is
+        // the 413 that says why, whatever the handler made of the cut body.
+        if over.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(ApiError::too_large(format!(
+                "the request body exceeds the maximum of {max} bytes"
+            ))
+            .into());
+        }
+        return answer;
     }
-    next.call(req).await
+    next.call(req).await.map(IntoResponse::into_response)
 }
 
 /// The whole HTTP application.

@@ -76,6 +76,13 @@ struct ServeArgs {
     /// Pages of a multi-page image (TIFF) read at most.
     #[arg(long, env = "INLET_OCR_MAX_PAGES", default_value_t = inlet_extractors::ocr::DEFAULT_MAX_PAGES)]
     ocr_max_pages: usize,
+    /// Largest image read by OCR, in pixels (width × height); larger images are stored with
+    /// the reason and no OCR text (their documents keep their other text).
+    #[arg(long, env = "INLET_OCR_MAX_PIXELS", default_value_t = inlet_extractors::ocr::DEFAULT_MAX_PIXELS)]
+    ocr_max_pixels: u64,
+    /// Megabytes of address space one Tesseract process may take (0: no limit).
+    #[arg(long, env = "INLET_OCR_MEMORY_LIMIT_MB", default_value_t = inlet_extractors::ocr::DEFAULT_MEMORY_LIMIT_BYTES >> 20)]
+    ocr_memory_limit_mb: u64,
     /// Whether pictures in documents (slides' screenshots, logos, pasted scans) are read by OCR
     /// too, not only images and scans uploaded as files (`--ocr-document-pictures=false`: no).
     #[arg(long, env = "INLET_OCR_DOCUMENT_PICTURES", default_value_t = true, action = clap::ArgAction::Set)]
@@ -363,6 +370,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             time_budget: Duration::from_secs(args.ocr_timeout_secs.max(1)),
             max_pages: args.ocr_max_pages.max(1),
             document_pictures: args.ocr_document_pictures,
+            max_pixels: args.ocr_max_pixels.max(1),
+            memory_limit_bytes: args.ocr_memory_limit_mb << 20,
         },
         ..defaults
     };

@@ -32,6 +32,47 @@ pub struct AppState {
     pub webhooks: Arc<dyn WebhookStore>,
     /// Wakes the webhook sender when deliveries are queued.
     pub webhook_wake: Arc<tokio::sync::Notify>,
+    /// Change-feed long polls open, per user.
+    pub feed_waits: Arc<Waits>,
+}
+
+/// Long polls open per user, each counted while its [`Waiting`] lives.
+#[derive(Default)]
+pub struct Waits(parking_lot::Mutex<std::collections::HashMap<uuid::Uuid, usize>>);
+
+impl Waits {
+    /// Counts one more wait of `user`; `None` when it has
+    /// [`crate::api::changes::MAX_WAITS_PER_USER`] open already.
+    pub fn enter(self: &Arc<Self>, user: uuid::Uuid) -> Option<Waiting> {
+        let mut open = self.0.lock();
+        let n = open.entry(user).or_default();
+        if *n >= crate::api::changes::MAX_WAITS_PER_USER {
+            return None;
+        }
+        *n += 1;
+        Some(Waiting {
+            waits: self.clone(),
+            user,
+        })
+    }
+}
+
+/// One open wait; counted until dropped (the answer sent, or the client gone).
+pub struct Waiting {
+    waits: Arc<Waits>,
+    user: uuid::Uuid,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let mut open = self.waits.0.lock();
+        if let Some(n) = open.get_mut(&self.user) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.user);
+            }
+        }
+    }
 }
 
 impl AppState {
@@ -60,6 +101,7 @@ impl AppState {
             indexer: Arc::default(),
             webhooks,
             webhook_wake: Arc::default(),
+            feed_waits: Arc::default(),
         }
     }
 

@@ -49,7 +49,8 @@ pub fn signature(secret: &str, unix_seconds: i64, body: &str) -> String {
 }
 
 /// Whether an address is loopback, private, link-local or otherwise not on the public internet
-/// (IPv4-mapped, NAT64 and 6to4 IPv6 addresses are judged by the IPv4 address they carry).
+/// (IPv4-mapped, IPv4-translated, NAT64 and 6to4 IPv6 addresses are judged by the IPv4 address
+/// they carry; local-use NAT64, Teredo and the discard prefix are never public).
 pub fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => private_v4(v4),
@@ -83,10 +84,19 @@ fn private_v6(ip: Ipv6Addr) -> bool {
     if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
         return private_v4(embedded(s[6], s[7]));
     }
+    // IPv4-translated (SIIT, ::ffff:0:a.b.c.d) carries an IPv4 address as mapped ones do.
+    if s[..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+        return private_v4(embedded(s[6], s[7]));
+    }
     if s[0] == 0x2002 {
         return private_v4(embedded(s[1], s[2]));
     }
     ip.is_loopback()
+        // NAT64 for local use (64:ff9b:1::/48): translates to whatever the network decides.
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+        // Teredo (2001::/32) tunnels to an IPv4 address it hides; the discard prefix 100::/64.
+        || (s[0] == 0x2001 && s[1] == 0)
+        || s[..4] == [0x100, 0, 0, 0]
         || ip.is_unspecified()
         || ip.is_multicast()
         || (s[0] & 0xfe00) == 0xfc00
@@ -229,7 +239,10 @@ async fn attempt(state: &AppState, delivery: Delivery, hook: Webhook) {
 async fn send(delivery: &Delivery, hook: &Webhook, allow_private: bool) -> Result<u16, String> {
     let url = reqwest::Url::parse(&hook.url).map_err(|e| format!("the URL is not valid: {e}"))?;
     let addrs = vetted_addresses(&url, allow_private).await?;
+    // No proxy, whatever the environment says: a proxy would resolve the name again and reach
+    // what the address check refused.
     let mut client = reqwest::Client::builder()
+        .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(CONNECT_TIMEOUT)
         .timeout(REQUEST_TIMEOUT)
@@ -306,6 +319,13 @@ mod tests {
             "64:ff9b::a00:1",
             "2002:7f00:1::",
             "::7f00:1",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1:ffff::8.8.8.8",
+            "::ffff:0:7f00:1",
+            "::ffff:0:a00:1",
+            "2001::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "100::1",
         ] {
             assert!(is_private(private.parse().unwrap()), "{private}");
         }
@@ -314,6 +334,9 @@ mod tests {
             "8.8.8.8",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "::ffff:0:808:808",
+            "64:ff9b::808:808",
+            "2001:4860:4860::8888",
         ] {
             assert!(!is_private(public.parse().unwrap()), "{public}");
         }

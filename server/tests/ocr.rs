@@ -178,6 +178,69 @@ async fn with_tesseract_an_uploaded_scan_is_text() {
     assert_eq!(record["extraction"]["truncated"], false, "{record}");
 }
 
+/// Whether tesseract runs here (a skip is a failure under `INLET_REQUIRE_OCR`).
+fn tesseract_runs() -> bool {
+    let probe = std::process::Command::new("tesseract")
+        .arg("--version")
+        .output();
+    if probe.is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    assert!(
+        std::env::var("INLET_REQUIRE_OCR").is_err(),
+        "INLET_REQUIRE_OCR is set but tesseract does not run"
+    );
+    println!("skipped: tesseract is not installed");
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn images_too_large_for_ocr_are_refused_at_once_and_tesseract_is_memory_bound() {
+    if !tesseract_runs() {
+        return;
+    }
+    let (server, client) = start(&[("INLET_OCR_LANGUAGES", "eng")]).await;
+    // OCRmyPDF's crom.png with its header claiming 30,000 × 30,000 pixels (what a 948 KB PNG
+    // of one colour can be): refused from the header, before Tesseract or a decoder runs.
+    let mut bomb = image("crom.png");
+    bomb[16..20].copy_from_slice(&30_000u32.to_be_bytes());
+    bomb[20..24].copy_from_slice(&30_000u32.to_be_bytes());
+    let started = std::time::Instant::now();
+    let (refused, small) = tokio::join!(
+        upload(&server, &client, bomb),
+        upload(&server, &client, image("crom.png"))
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let failure = refused["extraction"]["failure"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        failure.contains("30000 × 30000 pixels") && failure.contains("--ocr-max-pixels"),
+        "{refused}"
+    );
+    assert_eq!(refused["content"], "", "{refused}");
+    assert!(
+        small["content"].as_str().unwrap().contains("cromulent"),
+        "{small}"
+    );
+    drop(server);
+    // Tesseract runs under the memory limit: 20 MB is too little for it to start, and the
+    // record says it could not be read, rather than the machine running out.
+    let (server, client) = start(&[
+        ("INLET_OCR_LANGUAGES", "eng"),
+        ("INLET_OCR_MEMORY_LIMIT_MB", "20"),
+    ])
+    .await;
+    let record = upload(&server, &client, image("crom.png")).await;
+    assert_eq!(record["content"], "", "{record}");
+    assert!(
+        record["extraction"]["failure"]
+            .as_str()
+            .is_some_and(|f| f.contains("tesseract could not read")),
+        "{record}"
+    );
+}
+
 /// Apache POI's master-text-43781.ppt (extractors/testdata/MANIFEST.tsv).
 fn presentation() -> Vec<u8> {
     let path = format!(

@@ -38,6 +38,26 @@ pub fn free_port() -> u16 {
 impl InletProcess {
     /// Starts `bin serve` on a free loopback port over `database`, with `env` added.
     pub fn spawn(bin: &str, database: &str, env: &[(&str, &str)]) -> Self {
+        Self::start(bin, database, env, None)
+    }
+
+    /// Starts `bin serve` as [`InletProcess::spawn`] does, from the working directory `dir`,
+    /// with the default index folder (the operator's obvious way to start replicas).
+    pub fn spawn_in(
+        bin: &str,
+        database: &str,
+        env: &[(&str, &str)],
+        dir: &std::path::Path,
+    ) -> Self {
+        Self::start(bin, database, env, Some(dir))
+    }
+
+    fn start(
+        bin: &str,
+        database: &str,
+        env: &[(&str, &str)],
+        cwd: Option<&std::path::Path>,
+    ) -> Self {
         let port = free_port();
         let log = tempfile::NamedTempFile::new().expect("log file");
         let mut cmd = Command::new(bin);
@@ -53,8 +73,12 @@ impl InletProcess {
         for (k, v) in env {
             cmd.env(k, v);
         }
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
         // A SQLite database keeps its index beside it; every other gets one of its own here.
         let index_dir = (!database.starts_with("sqlite")
+            && cwd.is_none()
             && !env.iter().any(|(k, _)| *k == "INLET_INDEX_DIR"))
         .then(|| tempfile::tempdir().expect("index dir"));
         if let Some(dir) = &index_dir {

@@ -403,3 +403,45 @@ async fn two_replicas_serve_one_feed_under_concurrent_writers() {
     drop((a, b));
     schema.drop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn waits_are_capped_per_user() {
+    let s = TestServer::start().await;
+    s.record_source().await;
+    let (_, end) = walk(&s, None, 100).await;
+    let cap = inlet_server::api::changes::MAX_WAITS_PER_USER;
+    let open: Vec<_> = (0..cap)
+        .map(|_| {
+            let (base, client, end) = (s.base.clone(), s.client.clone(), end.clone());
+            tokio::spawn(async move {
+                client
+                    .get(format!("{base}/api/v1/changes"))
+                    .basic_auth(inlet_tests::ADMIN_EMAIL, Some(inlet_tests::ADMIN_TOKEN))
+                    .query(&[("cursor", end.as_str()), ("wait", "3")])
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16()
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let resp = s
+        .req(Method::GET, "/changes")
+        .query(&[("cursor", end.as_str()), ("wait", "3")])
+        .send()
+        .await
+        .unwrap();
+    let detail = inlet_tests::expect_problem(resp, 429).await;
+    assert!(detail.contains(&format!("at most {cap}")), "{detail}");
+    // A read without wait is not counted.
+    let page = read(&s, &[("cursor", end.clone())]).await;
+    assert_eq!(page["changes"], json!([]));
+    for waiting in open {
+        assert_eq!(waiting.await.unwrap(), 200);
+    }
+    // Once they answered, waits are allowed again.
+    let page = read(&s, &[("cursor", end), ("wait", "1".into())]).await;
+    assert_eq!(page["changes"], json!([]));
+}

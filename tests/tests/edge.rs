@@ -359,6 +359,17 @@ async fn oversized_heads_and_json_bodies_are_refused() {
         .await
         .unwrap();
     inlet_tests::expect_problem(resp, 413).await;
+    // The same streamed (chunked, no length): 413 too, as docs/security.md says.
+    let chunks =
+        futures_util::stream::iter((0..1100).map(|_| Ok::<_, std::io::Error>(vec![b' '; 1024])));
+    let resp = s
+        .req(Method::POST, "/sources")
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await
+        .unwrap();
+    inlet_tests::expect_problem(resp, 413).await;
     // The OAuth endpoints read at most 16 KiB, declared or streamed, before knowing who asks.
     let form = format!("grant_type=client_credentials&x={}", "a".repeat(20 * 1024));
     for path in [

@@ -32,6 +32,7 @@ inventory::submit! {
 fn open(url: &str) -> OpenFuture {
     let url = sqlite_creates_file(url);
     Box::pin(async move {
+        create_private_file(&url);
         let store = SeaOrmStore::connect(&url).await?;
         Ok(Opened {
             stores: Stores::of(Arc::new(store)),
@@ -55,13 +56,37 @@ pub fn sqlite_creates_file(url: &str) -> String {
     format!("{url}{sep}mode=rwc")
 }
 
+/// The file of a `sqlite:` URL (`None` for other URLs and in-memory databases).
+fn sqlite_file(database_url: &str) -> Option<&Path> {
+    let rest = database_url.strip_prefix("sqlite:")?;
+    let path = rest.trim_start_matches("//");
+    let path = path.split('?').next().unwrap_or(path);
+    (!path.is_empty() && !path.contains(":memory:")).then(|| Path::new(path))
+}
+
+/// Creates a missing SQLite file readable by this user only (it holds every record's text,
+/// password hashes and webhook secrets); SQLite gives its `-wal` and `-shm` files the same mode.
+fn create_private_file(database_url: &str) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Some(path) = sqlite_file(database_url) else {
+        return;
+    };
+    if !database_url.contains("mode=rwc") || path.exists() {
+        return;
+    }
+    // Created by another process meanwhile, or a folder that does not exist: SQLite's own
+    // open then says what is wrong.
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+}
+
 /// The default index directory: `<name>-index/` beside a SQLite file (`inlet.db` →
 /// `inlet-index/`), `inlet-index/` in the working directory for PostgreSQL.
 pub fn default_index_dir(database_url: &str) -> PathBuf {
-    if let Some(rest) = database_url.strip_prefix("sqlite:") {
-        let path = rest.trim_start_matches("//");
-        let path = path.split('?').next().unwrap_or(path);
-        let path = Path::new(path);
+    if let Some(path) = sqlite_file(database_url) {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("inlet");
         let parent = path.parent().unwrap_or(Path::new(""));
         return parent.join(format!("{stem}-index"));

@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod facets;
 pub mod filter;
+pub mod folder;
 pub mod matches;
 pub mod maxscore;
 pub mod merge;
@@ -36,9 +37,13 @@ use inlet_core::{
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use tantivy::{
-    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
+    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument,
+    TantivyError, Term,
     collector::{Count, TopDocs},
-    directory::MmapDirectory,
+    directory::{
+        Directory, INDEX_WRITER_LOCK, MmapDirectory,
+        error::{LockError, OpenReadError},
+    },
     query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery},
     schema::{
         FAST, Facet, FacetOptions, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema,
@@ -186,9 +191,12 @@ fn backend(e: impl std::error::Error + Send + Sync + 'static) -> Error {
 pub struct TantivyIndex {
     index: Index,
     reader: IndexReader,
-    writer: Mutex<IndexWriter>,
+    /// `None` once [`TantivyIndex::release`] gave the folder up.
+    writer: Mutex<Option<IndexWriter>>,
     fields: Fields,
     dir: Option<PathBuf>,
+    /// The sizes of the committed files, as first seen ([`TantivyIndex::check`]).
+    files: Mutex<FileSizes>,
     /// Recent index versions by generation, so a cursor pages through the version its first
     /// page saw.
     pinned: Mutex<VecDeque<(u64, Searcher, Instant)>>,
@@ -203,58 +211,190 @@ impl TantivyIndex {
         Self::with_index(Index::create_in_ram(schema), fields, None)
     }
 
-    /// Opens the index in `dir`, creating it when missing. An index that cannot be opened
-    /// (corrupt, another schema, another [`FORMAT`]) is discarded and created empty; the
-    /// second value then says why, and [`SearchIndex::applied`] is `None` until it is rebuilt.
+    /// Opens the index in `dir`, creating it when missing. The folder belongs to this process
+    /// from then on (tantivy's writer lock): one that another process holds is refused with
+    /// [`Error::Conflict`], and nothing in it is touched. An index of another [`FORMAT`] or
+    /// schema, or one whose files fail their checksums, is discarded (only the files tantivy
+    /// writes are removed) and created empty; the second value then says why, and
+    /// [`SearchIndex::applied`] is `None` until it is rebuilt. Any other failure to read it
+    /// (permissions, a full disk) is an error, never a reason to discard it.
     pub fn open(dir: &Path) -> Result<(Self, Option<String>)> {
-        std::fs::create_dir_all(dir).map_err(backend)?;
-        match Self::open_existing(dir) {
-            Ok(Some(index)) => Ok((index, None)),
-            Ok(None) => Ok((Self::create(dir)?, None)),
-            Err(reason) => {
-                // Only what tantivy wrote is removed: the directory may be shared.
-                for entry in std::fs::read_dir(dir).map_err(backend)?.flatten() {
-                    let path = entry.path();
-                    if path.is_file() {
-                        std::fs::remove_file(&path).map_err(backend)?;
-                    }
-                }
-                Ok((Self::create(dir)?, Some(reason)))
+        make_private_dir(dir)?;
+        let directory = MmapDirectory::open(dir).map_err(backend)?;
+        // Whoever holds the writer's lock owns the folder: look, and touch nothing, before
+        // holding it too.
+        let lock = directory
+            .acquire_lock(&INDEX_WRITER_LOCK)
+            .map_err(|e| locked_or(dir, TantivyError::LockFailure(e, None)))?;
+        let discarded = match Self::inspect(dir, directory) {
+            Inspected::Usable => None,
+            Inspected::Empty => Some(None),
+            Inspected::Refused(e) => return Err(e),
+            Inspected::Discard(why) => {
+                remove_index_files(dir)?;
+                Some(Some(why))
             }
+        };
+        drop(lock);
+        match discarded {
+            None => {
+                let directory = MmapDirectory::open(dir).map_err(backend)?;
+                let index = Index::open(directory).map_err(|e| locked_or(dir, e))?;
+                let (_, fields) = schema();
+                let opened = Self::with_index(index, fields, Some(dir.to_path_buf()))?;
+                Ok((opened, None))
+            }
+            Some(why) => Ok((Self::create(dir)?, why)),
         }
     }
 
-    fn open_existing(dir: &Path) -> std::result::Result<Option<Self>, String> {
+    /// What is in `dir`, read without writing (the caller holds the writer's lock).
+    fn inspect(dir: &Path, directory: MmapDirectory) -> Inspected {
         if !dir.join("meta.json").exists() {
-            return Ok(None);
+            return Inspected::Empty;
         }
-        let directory = MmapDirectory::open(dir).map_err(|e| e.to_string())?;
-        let index = Index::open(directory).map_err(|e| format!("the index cannot be read: {e}"))?;
-        let (schema, fields) = schema();
+        let index = match Index::open(directory) {
+            Ok(index) => index,
+            Err(e) if is_damage(&e) => {
+                return Inspected::Discard(format!("the index cannot be read: {e}"));
+            }
+            Err(e) => return Inspected::Refused(locked_or(dir, e)),
+        };
+        let (schema, _) = schema();
         if index.schema() != schema {
-            return Err("the index has another schema".into());
+            return Inspected::Discard("the index has another schema".into());
         }
-        let metas = index.load_metas().map_err(|e| e.to_string())?;
+        let metas = match index.load_metas() {
+            Ok(metas) => metas,
+            Err(e) => return Inspected::Discard(format!("the index cannot be read: {e}")),
+        };
         if let Some(p) = metas.payload.as_deref().filter(|p| !p.is_empty()) {
-            let payload: Payload =
-                serde_json::from_str(p).map_err(|_| "the index's payload is unreadable")?;
+            let Ok(payload) = serde_json::from_str::<Payload>(p) else {
+                return Inspected::Discard("the index's payload is unreadable".into());
+            };
             if payload.format != FORMAT {
-                return Err(format!(
+                return Inspected::Discard(format!(
                     "the index is of format {}, this server writes {FORMAT}",
                     payload.format
                 ));
             }
         }
-        Self::with_index(index, fields, Some(dir.to_path_buf()))
-            .map(Some)
-            .map_err(|e| e.to_string())
+        // Every file the last commit names must be there and pass its checksum.
+        let missing: Vec<String> = metas
+            .list_segment_files()
+            .into_iter()
+            .filter(|f| is_required(f) && !dir.join(f).exists())
+            .map(|f| f.display().to_string())
+            .collect();
+        if !missing.is_empty() {
+            return Inspected::Discard(format!(
+                "segment files are missing: {}",
+                missing.join(", ")
+            ));
+        }
+        match index.validate_checksum() {
+            Ok(bad) if bad.is_empty() => Inspected::Usable,
+            Ok(bad) => {
+                let mut names: Vec<String> = bad.iter().map(|f| f.display().to_string()).collect();
+                names.sort();
+                Inspected::Discard(format!(
+                    "segment files fail their checksums: {}",
+                    names.join(", ")
+                ))
+            }
+            Err(e) if is_damage(&e) => {
+                Inspected::Discard(format!("the index's files cannot be verified: {e}"))
+            }
+            Err(e) => Inspected::Refused(locked_or(dir, e)),
+        }
     }
 
     fn create(dir: &Path) -> Result<Self> {
+        make_private_dir(dir)?;
         let (schema, fields) = schema();
         let directory = MmapDirectory::open(dir).map_err(backend)?;
-        let index = Index::create(directory, schema, Default::default()).map_err(backend)?;
+        let index =
+            Index::create(directory, schema, Default::default()).map_err(|e| locked_or(dir, e))?;
         Self::with_index(index, fields, Some(dir.to_path_buf()))
+    }
+
+    /// Whether the files of the last commit are still as written: `meta.json` there, and every
+    /// segment file it names there at the size it had when first seen. Cheap (a `stat` per
+    /// file; `meta.json` is read again only when it changed), so it runs before every search: a
+    /// file cut short under tantivy's memory map would otherwise kill the process (SIGBUS) at
+    /// the next read. An index in memory is always well.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let meta = std::fs::metadata(dir.join("meta.json"))
+            .map_err(|_| format!("{} holds no meta.json any more", dir.display()))?;
+        let stamp = (meta.len(), meta.modified().ok());
+        let mut files = self.files.lock();
+        if files.meta != Some(stamp) {
+            let metas = self
+                .index
+                .load_metas()
+                .map_err(|e| format!("meta.json cannot be read: {e}"))?;
+            let listed = metas.list_segment_files();
+            files.sizes.retain(|f, _| listed.contains(f));
+            for f in listed {
+                match std::fs::metadata(dir.join(&f)) {
+                    Ok(m) => {
+                        files.sizes.entry(f).or_insert(m.len());
+                    }
+                    Err(_) if is_required(&f) => {
+                        return Err(format!("{} is gone", f.display()));
+                    }
+                    Err(_) => {}
+                }
+            }
+            files.meta = Some(stamp);
+        }
+        for (f, len) in &files.sizes {
+            match std::fs::metadata(dir.join(f)) {
+                Ok(m) if m.len() == *len => {}
+                Ok(m) => {
+                    return Err(format!(
+                        "{} changed size ({} bytes, written with {len})",
+                        f.display(),
+                        m.len()
+                    ));
+                }
+                Err(_) => return Err(format!("{} is gone", f.display())),
+            }
+        }
+        Ok(())
+    }
+
+    /// [`TantivyIndex::check`], then every committed file's checksum (reads the whole index):
+    /// why the index is damaged, or `None` when it is intact.
+    pub fn verify(&self) -> Option<String> {
+        if let Err(why) = self.check() {
+            return Some(why);
+        }
+        match self.index.validate_checksum() {
+            Ok(bad) if bad.is_empty() => None,
+            Ok(bad) => Some(format!(
+                "segment files fail their checksums: {}",
+                bad.iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Err(e) => Some(format!("the index's files cannot be verified: {e}")),
+        }
+    }
+
+    /// Gives the folder up: the writer (and its lock) is dropped, and later writes fail. Used
+    /// before the folder's damaged index is replaced.
+    pub fn release(&self) {
+        drop(self.writer.lock().take());
+    }
+
+    /// The folder this index lives in (`None`: in memory).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     fn with_index(mut index: Index, fields: Fields, dir: Option<PathBuf>) -> Result<Self> {
@@ -280,14 +420,18 @@ impl TantivyIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(backend)?;
-        let writer: IndexWriter = index.writer(WRITER_HEAP_BYTES).map_err(backend)?;
+        let writer: IndexWriter = index.writer(WRITER_HEAP_BYTES).map_err(|e| match &dir {
+            Some(d) => locked_or(d, e),
+            None => backend(e),
+        })?;
         writer.set_merge_policy(Box::new(merge::SharedMergePolicy::new(search_threads())));
         Ok(Self {
             index,
             reader,
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Some(writer)),
             fields,
             dir,
+            files: Mutex::new(FileSizes::default()),
             pinned: Mutex::new(VecDeque::new()),
             uncommitted: AtomicUsize::new(0),
         })
@@ -520,6 +664,109 @@ fn tiebreak(record_id: Uuid) -> u64 {
 }
 
 /// Threads one search spreads its segments over: the machine's cores, at most 8.
+/// What [`TantivyIndex::inspect`] found in a folder.
+enum Inspected {
+    /// An index of this format whose files pass their checksums.
+    Usable,
+    /// No index yet.
+    Empty,
+    /// An index to discard, and why.
+    Discard(String),
+    /// Something that is no reason to discard (a lock, permissions): the start stops.
+    Refused(Error),
+}
+
+/// The sizes of an index's committed files as first seen, and the `meta.json` they were
+/// listed from (its length and modification time).
+#[derive(Default)]
+struct FileSizes {
+    meta: Option<(u64, Option<std::time::SystemTime>)>,
+    sizes: std::collections::HashMap<PathBuf, u64>,
+}
+
+/// Whether a tantivy error says the index's data is damaged (rather than, say, that the
+/// folder is locked or unreadable to us).
+fn is_damage(e: &TantivyError) -> bool {
+    let io_kind = |e: &std::io::Error| {
+        !matches!(
+            e.kind(),
+            std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::StorageFull
+                | std::io::ErrorKind::ReadOnlyFilesystem
+                | std::io::ErrorKind::OutOfMemory
+        )
+    };
+    match e {
+        TantivyError::LockFailure(..)
+        | TantivyError::OpenDirectoryError(_)
+        | TantivyError::SystemError(_)
+        | TantivyError::Poisoned => false,
+        TantivyError::IoError(io) => io_kind(io),
+        TantivyError::OpenReadError(OpenReadError::IoError { io_error, .. }) => io_kind(io_error),
+        _ => true,
+    }
+}
+
+/// A segment file every segment has (delete bitsets and temporary stores come and go).
+fn is_required(file: &Path) -> bool {
+    file.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "idx" | "pos" | "term" | "fieldnorm" | "fast" | "store"))
+}
+
+/// The error for a folder another process holds, naming it and the option; other errors as
+/// they are.
+fn locked_or(dir: &Path, e: TantivyError) -> Error {
+    match e {
+        TantivyError::LockFailure(LockError::LockBusy, _) => Error::conflict(format!(
+            "the search index folder {} is in use by another process; every replica needs a \
+             folder of its own: set --index-dir (INLET_INDEX_DIR)",
+            dir.display()
+        )),
+        e => backend(e),
+    }
+}
+
+/// The error for a write after [`TantivyIndex::release`].
+fn released() -> Error {
+    Error::Unavailable("the search index is being replaced".into())
+}
+
+/// Creates `dir` (and its parents) readable by this user only: the index holds every record's
+/// text.
+fn make_private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(backend)
+}
+
+/// Removes what tantivy writes in `dir` (`meta.json`, `.managed.json` and segment files named
+/// by a segment id), and nothing else: the folder may hold other files.
+pub(crate) fn remove_index_files(dir: &Path) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(backend(e)),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let segment_id = name
+            .split('.')
+            .next()
+            .is_some_and(|stem| stem.len() == 32 && stem.bytes().all(|b| b.is_ascii_hexdigit()));
+        if (segment_id || name == "meta.json" || name == ".managed.json")
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            std::fs::remove_file(entry.path()).map_err(backend)?;
+        }
+    }
+    Ok(())
+}
+
 fn search_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
@@ -590,7 +837,8 @@ impl SearchIndex for TantivyIndex {
             }
             Ok::<_, Error>(docs)
         })?;
-        let mut writer = self.writer.lock();
+        let mut guard = self.writer.lock();
+        let writer = guard.as_mut().ok_or_else(released)?;
         let id = self.fields.id;
         for record in &batch.deletes {
             writer.delete_term(Term::from_field_text(id, &record.to_string()));
@@ -621,7 +869,7 @@ impl SearchIndex for TantivyIndex {
         prepared.set_payload(&payload);
         prepared.commit().map_err(backend)?;
         self.uncommitted.store(0, Relaxed);
-        drop(writer);
+        drop(guard);
         self.reader.reload().map_err(backend)
     }
 
@@ -631,13 +879,14 @@ impl SearchIndex for TantivyIndex {
             position: None,
         })
         .map_err(backend)?;
-        let mut writer = self.writer.lock();
+        let mut guard = self.writer.lock();
+        let writer = guard.as_mut().ok_or_else(released)?;
         writer.delete_all_documents().map_err(backend)?;
         let mut prepared = writer.prepare_commit().map_err(backend)?;
         prepared.set_payload(&payload);
         prepared.commit().map_err(backend)?;
         self.uncommitted.store(0, Relaxed);
-        drop(writer);
+        drop(guard);
         self.reader.reload().map_err(backend)
     }
 

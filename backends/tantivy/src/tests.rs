@@ -879,3 +879,138 @@ fn totals_count_every_match_when_the_last_missing_records_are_looked_up() {
         assert_eq!(hits.total as usize, expected, "{text}");
     }
 }
+
+#[test]
+fn a_folder_another_index_holds_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (owner, _) = TantivyIndex::open(dir.path()).expect("open");
+    owner
+        .apply(IndexBatch {
+            upserts: vec![doc(1, "x.txt", "alpha")],
+            position: Some(7),
+            ..Default::default()
+        })
+        .expect("apply");
+    let listing = || {
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    let refused = TantivyIndex::open(dir.path())
+        .err()
+        .expect("a second opener is refused");
+    assert!(matches!(refused, Error::Conflict(_)), "{refused}");
+    let message = refused.to_string();
+    assert!(
+        message.contains(&dir.path().display().to_string()) && message.contains("--index-dir"),
+        "{message}"
+    );
+    assert_eq!(listing(), before, "nothing of the owner's was touched");
+    assert_eq!(owner.search(&query("alpha")).expect("s").total, 1);
+    assert_eq!(owner.applied().expect("applied"), Some(7));
+}
+
+#[test]
+fn a_discarded_index_takes_only_its_own_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let (index, _) = TantivyIndex::open(dir.path()).expect("open");
+        index
+            .apply(IndexBatch {
+                upserts: vec![doc(1, "x.txt", "alpha")],
+                position: Some(7),
+                ..Default::default()
+            })
+            .expect("apply");
+    }
+    std::fs::write(dir.path().join("README.txt"), b"the operator's notes").expect("write");
+    // One postings file with a block overwritten, its length kept.
+    let idx = std::fs::read_dir(dir.path())
+        .expect("list")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .expect("an .idx file");
+    let mut bytes = std::fs::read(&idx).expect("read");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&idx, bytes).expect("write");
+    let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
+    assert!(
+        reason.as_deref().is_some_and(|r| r.contains("checksums")),
+        "{reason:?}"
+    );
+    assert_eq!(index.applied().expect("applied"), None);
+    assert!(!idx.exists());
+    assert!(
+        dir.path().join("README.txt").exists(),
+        "the operator's file is kept"
+    );
+}
+
+#[test]
+fn a_folder_index_notices_damage_answers_unavailable_and_is_replaced_by_clear() {
+    use crate::folder::FolderIndex;
+    let root = tempfile::tempdir().expect("tempdir");
+    let dir = root.path().join("index");
+    let (index, _) = FolderIndex::open(&dir).expect("open");
+    index
+        .apply(IndexBatch {
+            upserts: vec![doc(1, "x.txt", "alpha")],
+            position: Some(3),
+            ..Default::default()
+        })
+        .expect("apply");
+    assert_eq!(index.search(&query("alpha")).expect("s").total, 1);
+
+    // A segment file emptied: found before the search reads it.
+    let store = std::fs::read_dir(&dir)
+        .expect("list")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "store"))
+        .expect("a .store file");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&store)
+        .and_then(|f| f.set_len(0))
+        .expect("truncate");
+    assert!(matches!(
+        index.search(&query("alpha")),
+        Err(Error::Unavailable(_))
+    ));
+    assert!(index.damage().is_some_and(|d| d.contains("changed size")));
+    assert_eq!(index.applied().expect("applied"), None, "to be rebuilt");
+    index.clear().expect("replaced");
+    assert_eq!(index.damage(), None);
+    assert_eq!(index.search(&query("alpha")).expect("s").total, 0);
+    index
+        .apply(IndexBatch {
+            upserts: vec![doc(1, "x.txt", "alpha")],
+            position: Some(4),
+            ..Default::default()
+        })
+        .expect("apply after the rebuild");
+    assert_eq!(index.search(&query("alpha")).expect("s").total, 1);
+
+    // The folder deleted: found at the follower's next look.
+    std::fs::remove_dir_all(&dir).expect("remove");
+    assert_eq!(index.applied().expect("applied"), None);
+    assert!(matches!(
+        index.search(&query("alpha")),
+        Err(Error::Unavailable(_))
+    ));
+    index.clear().expect("replaced");
+    assert!(dir.join("meta.json").exists());
+    assert_eq!(applied_mode(&dir), 0o700);
+}
+
+fn applied_mode(dir: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(dir).expect("stat").permissions().mode() & 0o777
+}

@@ -190,7 +190,8 @@ pub async fn touch_batch(
 }
 
 /// Deletes up to [`MAX_BATCH`] records, each as [`delete`] does (a missing or already removed
-/// record is that item's `NotFound`).
+/// record is that item's `NotFound`). A storage failure midway answers the items done and
+/// marks the rest [`Error::Unavailable`]; one before any deletion is the call's error.
 pub async fn delete_batch(
     store: &dyn RecordStore,
     scope: Scope,
@@ -198,11 +199,24 @@ pub async fn delete_batch(
 ) -> Result<Vec<Item<()>>> {
     check_batch(external_ids.len())?;
     let mut out = Vec::with_capacity(external_ids.len());
-    for external_id in external_ids {
+    let mut ids = external_ids.into_iter();
+    while let Some(external_id) = ids.next() {
         let outcome = match delete(store, scope, &external_id).await {
             Ok(()) => Ok(()),
             Err(e @ (Error::NotFound(_) | Error::Invalid(_))) => Err(e),
-            Err(e) => return Err(e),
+            // A storage failure before anything was deleted fails the call; after, the answer
+            // says which items were deleted and which were not (each with the failure), so a
+            // retry of the failed ones is all a client needs.
+            Err(e) if !out.iter().any(|i: &Item<()>| i.outcome.is_ok()) => return Err(e),
+            Err(e) => {
+                let not_done = |external_id| Item {
+                    external_id,
+                    outcome: Err(Error::Unavailable(format!("not deleted: {e}"))),
+                };
+                out.push(not_done(external_id));
+                out.extend(ids.by_ref().map(not_done));
+                break;
+            }
         };
         out.push(Item {
             external_id,

@@ -594,6 +594,10 @@ fn messages_within_messages_stop_at_the_nesting_bound() {
         "{}",
         outcome.text
     );
+    assert!(
+        outcome.truncated,
+        "levels were left out: the text is not whole"
+    );
 }
 
 #[test]

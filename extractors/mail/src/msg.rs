@@ -372,6 +372,8 @@ impl Message<'_, '_> {
                     encoding: self.encoding,
                 };
                 inner.write(EMBEDDED_HEADER, depth + 1, sink)?;
+            } else {
+                sink.left_out_too_deep();
             }
             return sink.line_break();
         }

@@ -18,6 +18,12 @@ pub const DEFAULT_CONCURRENCY: usize = 1;
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(120);
 /// Pages of a multi-page image read at most.
 pub const DEFAULT_MAX_PAGES: usize = 50;
+/// Largest image read by OCR, in pixels (width × height): 50 megapixels, more than an A4 page
+/// scanned at 600 dpi (35 MP). Tesseract's memory grows with the pixels (a 900-megapixel PNG
+/// of under 1 MB took 3.3 GB).
+pub const DEFAULT_MAX_PIXELS: u64 = 50_000_000;
+/// Address space one Tesseract process may take (its `ulimit -v`): 2 GiB.
+pub const DEFAULT_MEMORY_LIMIT_BYTES: u64 = 2 << 30;
 /// The failure reason when the `tesseract` command cannot be run.
 pub const UNAVAILABLE: &str = "OCR is not available";
 /// The format ids this crate registers (each image format, read by OCR).
@@ -41,6 +47,10 @@ pub struct Settings {
     /// Whether pictures in documents (a slide's screenshot, a logo in a memo) are read too, and
     /// not only images and scans uploaded as files: they cost a document OCR time.
     pub document_pictures: bool,
+    /// Largest image read, in pixels; larger ones are refused before Tesseract runs.
+    pub max_pixels: u64,
+    /// Address space one Tesseract process may take, in bytes (0: no limit).
+    pub memory_limit_bytes: u64,
 }
 
 impl Default for Settings {
@@ -52,6 +62,8 @@ impl Default for Settings {
             time_budget: DEFAULT_TIME_BUDGET,
             max_pages: DEFAULT_MAX_PAGES,
             document_pictures: true,
+            max_pixels: DEFAULT_MAX_PIXELS,
+            memory_limit_bytes: DEFAULT_MEMORY_LIMIT_BYTES,
         }
     }
 }
@@ -291,6 +303,7 @@ impl Extractor for Ocr {
             return Err(ExtractError::Unsupported(UNAVAILABLE.into()));
         }
         let settings = settings();
+        check_pixels(input, settings.max_pixels)?;
         let mut deadline = Instant::now() + settings.time_budget;
         if let Some(d) = sink.deadline() {
             deadline = deadline.min(d);
@@ -298,6 +311,23 @@ impl Extractor for Ocr {
         let _permit = POOL.acquire(deadline)?;
         run(&settings, &status.languages, input, deadline, sink)
     }
+}
+
+/// Refuses an image whose header says it has more than `max` pixels (formats whose size
+/// `imagesize` cannot read go on, under Tesseract's memory limit).
+fn check_pixels(input: &[u8], max: u64) -> Result<(), ExtractError> {
+    let Ok(size) = imagesize::blob_size(input) else {
+        return Ok(());
+    };
+    let (w, h) = (size.width as u64, size.height as u64);
+    if w.saturating_mul(h) > max {
+        return Err(ExtractError::Unsupported(format!(
+            "the image is {w} × {h} pixels; OCR reads images of at most {} megapixels \
+             (--ocr-max-pixels)",
+            max as f64 / 1e6
+        )));
+    }
+    Ok(())
 }
 
 /// Kills the process when dropped (a stop for any reason never leaves it running).
@@ -317,8 +347,23 @@ fn run(
     deadline: Instant,
     sink: &mut TextSink,
 ) -> Result<(), ExtractError> {
-    let child = Command::new(&settings.command)
-        .args(["stdin", "stdout", "-l", &languages.join("+")])
+    let languages = languages.join("+");
+    let args = ["stdin", "stdout", "-l", languages.as_str()];
+    // The memory limit is the shell's `ulimit -v` (KiB) before it becomes Tesseract: an image
+    // that needs more makes Tesseract fail, not the machine swap.
+    let mut command = if settings.memory_limit_bytes > 0 {
+        let mut c = Command::new("sh");
+        c.args(["-c", "ulimit -v \"$1\" && shift && exec \"$@\"", "sh"])
+            .arg((settings.memory_limit_bytes / 1024).to_string())
+            .arg(&settings.command)
+            .args(args);
+        c
+    } else {
+        let mut c = Command::new(&settings.command);
+        c.args(args);
+        c
+    };
+    let child = command
         // One thread per process: parallelism comes from the pool. Tesseract's OpenMP threads
         // contend for the cores the service shares (2.1 s instead of 11.7 s for a page here).
         .env("OMP_THREAD_LIMIT", "1")

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use inlet_core::extract::Probe;
 
-use super::{POOL, Settings, choose_languages, probe, sniff};
+use inlet_core::extract::ExtractError;
+
+use super::{DEFAULT_MAX_PIXELS, POOL, Settings, check_pixels, choose_languages, probe, sniff};
 
 fn kind(bytes: &[u8]) -> Option<&'static str> {
     sniff(&Probe {
@@ -82,4 +84,27 @@ fn the_pool_waits_until_the_deadline() {
         POOL.acquire(Instant::now() + Duration::from_secs(1))
             .is_ok()
     );
+}
+
+#[test]
+fn images_beyond_the_pixel_cap_are_refused_from_their_header() {
+    // OCRmyPDF's crom.png (tests/data/MANIFEST.tsv) as it is, and with its header claiming
+    // 30,000 × 30,000 pixels.
+    let real = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/crom.png"))
+        .expect("crom.png");
+    assert!(check_pixels(&real, DEFAULT_MAX_PIXELS).is_ok());
+    let mut bomb = real.clone();
+    bomb[16..20].copy_from_slice(&30_000u32.to_be_bytes());
+    bomb[20..24].copy_from_slice(&30_000u32.to_be_bytes());
+    match check_pixels(&bomb, DEFAULT_MAX_PIXELS) {
+        Err(ExtractError::Unsupported(why)) => {
+            assert!(
+                why.contains("30000 × 30000 pixels") && why.contains("50 megapixels"),
+                "{why}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // Bytes whose size cannot be read go on to Tesseract (under its memory limit).
+    assert!(check_pixels(b"\0\0\0\x0cjP  \r\n\x87\n", DEFAULT_MAX_PIXELS).is_ok());
 }

@@ -15,6 +15,10 @@ use crate::{
 
 /// Scanned pages of one PDF read by OCR at most.
 pub(crate) const MAX_OCR_PAGES: usize = 50;
+/// Largest page image handed to OCR, in pixels: its samples are decoded in memory first (a
+/// 22,000 × 22,000 page took the server from 313 MB to 1.3 GB), and OCR refuses larger images
+/// anyway (`inlet_extract_ocr::DEFAULT_MAX_PIXELS`).
+pub(crate) const MAX_SCAN_PIXELS: u64 = 50_000_000;
 /// The share of the page an image must cover to be taken for a scan of it.
 pub(crate) const MIN_COVER: f32 = 0.5;
 
@@ -35,9 +39,12 @@ pub(crate) fn page_area(doc: &Document<'_>, page: &Dict) -> Option<f32> {
 
 /// The image as a file OCR reads, if its layout is one this module writes.
 pub(crate) fn image_file(doc: &Document<'_>, s: &Stream) -> Option<Vec<u8>> {
-    let (data, codec) = doc.image_data(s).ok()?;
     let width = int(doc, &s.dict, b"Width").filter(|w| (1..=100_000).contains(w))? as u32;
     let height = int(doc, &s.dict, b"Height").filter(|h| (1..=100_000).contains(h))? as u32;
+    if u64::from(width) * u64::from(height) > MAX_SCAN_PIXELS {
+        return None;
+    }
+    let (data, codec) = doc.image_data(s).ok()?;
     match codec {
         Some((name, _)) if name == b"DCTDecode" || name == b"DCT" => {
             data.starts_with(b"\xff\xd8").then_some(data)

@@ -15,6 +15,9 @@ use uuid::Uuid;
 use super::{ApiTags, dto::RecordMetadata};
 use crate::{auth::Auth, problem::ApiError, state::AppState};
 
+/// Change-feed reads with `wait` one user may have open at once (429 beyond).
+pub const MAX_WAITS_PER_USER: usize = 16;
+
 /// The longest `wait`, in seconds.
 pub const MAX_WAIT_SECONDS: u64 = 30;
 
@@ -154,7 +157,20 @@ impl ChangesApi {
             source_id: source_id.0,
         };
         let deadline = tokio::time::Instant::now() + wait;
-        let mut heads = state.indexer.heads();
+        let _waiting = if wait.is_zero() {
+            None
+        } else {
+            Some(state.feed_waits.enter(principal.user_id).ok_or_else(|| {
+                ApiError::new(
+                    poem::http::StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "at most {MAX_WAITS_PER_USER} change-feed reads with wait may be open at \
+                         once per user; wait for one to answer, or read without wait"
+                    ),
+                )
+            })?)
+        };
+        let mut heads = state.indexer.feed(principal.workspace_id, source_id.0);
         loop {
             heads.borrow_and_update();
             let page = changes::read(&*state.records, &scope, cursor, limit.0)
@@ -173,8 +189,8 @@ impl ChangesApi {
                 }));
             }
             cursor = page.cursor;
-            // Woken when this replica's follower sees the log head move (within its tick, for
-            // writes through any replica); the timeout ends the wait.
+            // Woken when this replica's follower applies a write of this workspace (and source)
+            // (within its tick, for writes through any replica); the timeout ends the wait.
             let _ = tokio::time::timeout_at(deadline, heads.changed()).await;
         }
     }

@@ -3,7 +3,7 @@
 
 mod apitokens;
 mod batch;
-mod changes;
+pub mod changes;
 mod clients;
 mod document;
 pub mod dto;

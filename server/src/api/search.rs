@@ -10,6 +10,9 @@ use uuid::Uuid;
 use super::ApiTags;
 use crate::{auth::Auth, problem::ApiError, state::AppState};
 
+/// What a search answers (503) while the index is rebuilt from the database.
+const REBUILDING: &str = "the search index is being rebuilt from the database; retry shortly";
+
 /// How the words of `q` must match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
 #[oai(rename_all = "lowercase")]
@@ -159,11 +162,23 @@ impl SearchApi {
             cursor: cursor.0,
         };
         let prepared = query::prepare(&*state.records, request).await?;
+        // A rebuilding index holds part of the records: say so rather than answer with part.
+        let rebuilding = || ApiError::new(poem::http::StatusCode::SERVICE_UNAVAILABLE, REBUILDING);
+        if state.indexer.rebuild_progress().is_some() && !state.settings.serve_while_indexing {
+            return Err(rebuilding());
+        }
         let index = state.index.clone();
         let search = prepared.query.clone();
         let hits = tokio::task::spawn_blocking(move || index.search(&search))
             .await
-            .map_err(|e| ApiError::from(inlet_core::Error::backend(e)))??;
+            .map_err(|e| ApiError::from(inlet_core::Error::backend(e)))?
+            .map_err(|e| match e {
+                inlet_core::Error::Unavailable(why) => {
+                    tracing::warn!(reason = %why, "search refused: the index is unusable");
+                    rebuilding()
+                }
+                e => ApiError::from(e),
+            })?;
         let answer = prepared.answer(hits);
         let facets = answer
             .facets
