@@ -284,8 +284,13 @@ pub struct TextSink {
     /// An optional embedded file ran out of its time ([`TextSink::extract_optional`]): later
     /// ones are skipped and the text is reported truncated.
     optional_stopped: bool,
-    /// A file was left out for being [`MAX_NESTING`] files deep: the text is reported truncated.
-    too_deep: bool,
+    /// A file was left out (for being [`MAX_NESTING`] files deep, or a picture beyond
+    /// [`MAX_MEMBER_PICTURES`]): the text is reported truncated.
+    left_out: bool,
+    /// Says whether a container's member is a picture ([`TextSink::extract_member`]).
+    picture_test: Option<fn(&[u8]) -> bool>,
+    /// Members read as pictures so far.
+    member_pictures: usize,
     /// Says whether pictures in documents are worth handing on ([`TextSink::reads_pictures`]).
     picture_reader: Option<fn() -> bool>,
     metadata: DocumentMetadata,
@@ -299,6 +304,10 @@ pub type NestedExtract = fn(bytes: &[u8], sink: &mut TextSink) -> Result<(), Ext
 /// Files within files are followed this deep (an attachment of an attachment of an e-mail);
 /// deeper ones are skipped, so a message that contains itself cannot recurse without end.
 pub const MAX_NESTING: u8 = 3;
+
+/// Pictures among a container's members read by [`TextSink::extract_member`] at most (as many
+/// as a document's pictures: `inlet_extract_support::ole::MAX_PICTURES`).
+pub const MAX_MEMBER_PICTURES: usize = 50;
 
 impl TextSink {
     /// An empty sink with these limits.
@@ -315,7 +324,9 @@ impl TextSink {
             nested: None,
             depth: 0,
             optional_stopped: false,
-            too_deep: false,
+            left_out: false,
+            picture_test: None,
+            member_pictures: 0,
             picture_reader: None,
             metadata: DocumentMetadata::default(),
         }
@@ -376,7 +387,36 @@ impl TextSink {
     /// containers that follow their own nesting, as `.msg` storages do): the text is then
     /// reported truncated.
     pub fn left_out_too_deep(&mut self) {
-        self.too_deep = true;
+        self.left_out = true;
+    }
+
+    /// The same sink, with `test` saying whether a container's member is a picture (an image
+    /// format the registry reads by OCR): [`TextSink::extract_member`].
+    pub fn with_picture_test(mut self, test: fn(&[u8]) -> bool) -> Self {
+        self.picture_test = Some(test);
+        self
+    }
+
+    /// Extracts a member of a container (an e-mail's attachment, an archive's file): a picture
+    /// as an optional file ([`TextSink::extract_optional`]: it cannot take its container's
+    /// time or text), at most [`MAX_MEMBER_PICTURES`] of them (later ones are left out and the
+    /// text reported truncated); anything else as [`TextSink::extract_nested`] does.
+    pub fn extract_member(&mut self, name: &str, bytes: &[u8]) -> Result<(), ExtractError> {
+        if !self
+            .picture_test
+            .is_some_and(|is_picture| is_picture(bytes))
+        {
+            return self.extract_nested(name, bytes);
+        }
+        if self.member_pictures >= MAX_MEMBER_PICTURES {
+            self.left_out = true;
+            return Ok(());
+        }
+        self.member_pictures += 1;
+        // The member's name stays (it is searchable), whatever its picture gives.
+        self.line_break()?;
+        self.push(name)?;
+        self.extract_optional("", bytes)
     }
 
     /// Share of the time left that an optional embedded file may take
@@ -533,7 +573,7 @@ impl TextSink {
     /// Whether the cap was reached (or [`TextSink::cut`] cut the text, or an optional embedded
     /// file ran out of time: [`TextSink::extract_optional`]).
     pub fn is_truncated(&self) -> bool {
-        self.truncated || self.optional_stopped || self.too_deep
+        self.truncated || self.optional_stopped || self.left_out
     }
 
     /// The text so far.

@@ -265,7 +265,9 @@ fn run(
     pictures: bool,
 ) -> Outcome {
     let format = Some(info.id);
-    let mut sink = TextSink::new(limits).with_nested(nested);
+    let mut sink = TextSink::new(limits)
+        .with_nested(nested)
+        .with_picture_test(ocr::is_image);
     if pictures {
         sink = sink.with_pictures(ocr::reads_document_pictures);
     }

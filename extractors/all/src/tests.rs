@@ -709,3 +709,48 @@ fn e_mail_metadata_is_the_message_s() {
     assert_eq!(outcome.metadata.title.as_deref(), Some("Course notes"));
     assert_eq!(outcome.metadata.pages, None);
 }
+
+#[test]
+fn pictures_attached_to_a_message_never_cost_it_its_own_text() {
+    // A message with 60 copies of OCRmyPDF's crom.png attached (extractors/ocr/tests/data) and
+    // a budget of 3 s: the pictures are optional members, at most MAX_MEMBER_PICTURES of them,
+    // each with part of the time left; the message keeps its subject and body either way.
+    use base64::Engine;
+    let png = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ocr/tests/data/crom.png"
+    ))
+    .expect("crom.png");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&png);
+    let mut mail = String::from(
+        "From: Ann <ann@example.test>\r\nTo: Bob <bob@example.test>\r\nSubject: Sixty scans\r\n\
+         MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+         --b\r\nContent-Type: text/plain\r\n\r\nThe quarterly harbour figures.\r\n",
+    );
+    for i in 0..60 {
+        mail.push_str(&format!(
+            "--b\r\nContent-Type: image/png\r\nContent-Transfer-Encoding: base64\r\n\
+             Content-Disposition: attachment; filename=\"scan{i}.png\"\r\n\r\n{encoded}\r\n"
+        ));
+    }
+    mail.push_str("--b--\r\n");
+    let limits = Limits {
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(3)),
+        ..Limits::default()
+    };
+    let outcome = extract(mail.as_bytes(), &limits);
+    assert_eq!(outcome.format, Some("eml"));
+    assert_eq!(outcome.failure, None, "{}", outcome.text);
+    assert!(
+        outcome.text.contains("Subject: Sixty scans"),
+        "{}",
+        outcome.text
+    );
+    assert!(outcome.text.contains("The quarterly harbour figures."));
+    assert!(outcome.text.contains("scan0.png"));
+    assert!(
+        !outcome.text.contains("scan55.png"),
+        "beyond the picture cap"
+    );
+    assert!(outcome.truncated, "pictures were left out");
+}

@@ -138,7 +138,7 @@ impl Extractor for Zip {
             };
             let size = member.size();
             let bytes = read_member(&mut member, size, sink)?;
-            sink.extract_nested(&name, &bytes)?;
+            sink.extract_member(&name, &bytes)?;
         }
         Ok(())
     }
@@ -186,7 +186,7 @@ fn read_tar(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let size = entry.size();
         let bytes = read_member(&mut entry, size, sink)?;
-        sink.extract_nested(&name, &bytes)?;
+        sink.extract_member(&name, &bytes)?;
     }
     Ok(())
 }

@@ -190,7 +190,8 @@ impl Extractor for Mail {
         for part in message.attachments() {
             sink.check_deadline()?;
             let name = part.attachment_name().unwrap_or("attachment");
-            sink.extract_nested(name, part.contents())?;
+            // A picture is optional: it cannot cost the message its own text.
+            sink.extract_member(name, part.contents())?;
         }
         Ok(())
     }

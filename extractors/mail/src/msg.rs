@@ -378,7 +378,7 @@ impl Message<'_, '_> {
             return sink.line_break();
         }
         match self.binary(dir, PR_ATTACH_DATA, sink)? {
-            Some(data) => sink.extract_nested(&name, &data),
+            Some(data) => sink.extract_member(&name, &data),
             None => {
                 sink.line_break()?;
                 sink.push(&name)?;
