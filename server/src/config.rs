@@ -23,6 +23,8 @@ pub const MAX_BATCH_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// consent forms), which is read before the caller is known: their parameters are a few
 /// hundred bytes.
 pub const MAX_OAUTH_BODY_BYTES: usize = 16 * 1024;
+/// Change-feed reads with `wait` one user may have open at once (429 beyond).
+pub const MAX_FEED_WAITS_PER_USER: usize = 16;
 /// Default time a client has to send a whole request head.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default longest pause in a request body (or in a client's reading of a response).

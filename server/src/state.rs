@@ -42,11 +42,11 @@ pub struct Waits(parking_lot::Mutex<std::collections::HashMap<uuid::Uuid, usize>
 
 impl Waits {
     /// Counts one more wait of `user`; `None` when it has
-    /// [`crate::api::changes::MAX_WAITS_PER_USER`] open already.
+    /// [`crate::config::MAX_FEED_WAITS_PER_USER`] open already.
     pub fn enter(self: &Arc<Self>, user: uuid::Uuid) -> Option<Waiting> {
         let mut open = self.0.lock();
         let n = open.entry(user).or_default();
-        if *n >= crate::api::changes::MAX_WAITS_PER_USER {
+        if *n >= crate::config::MAX_FEED_WAITS_PER_USER {
             return None;
         }
         *n += 1;

@@ -409,7 +409,7 @@ async fn waits_are_capped_per_user() {
     let s = TestServer::start().await;
     s.record_source().await;
     let (_, end) = walk(&s, None, 100).await;
-    let cap = inlet_server::api::changes::MAX_WAITS_PER_USER;
+    let cap = inlet_server::config::MAX_FEED_WAITS_PER_USER;
     let open: Vec<_> = (0..cap)
         .map(|_| {
             let (base, client, end) = (s.base.clone(), s.client.clone(), end.clone());

@@ -13,10 +13,7 @@ use poem_openapi::{Enum, Object, OpenApi, param::Query, payload::Json};
 use uuid::Uuid;
 
 use super::{ApiTags, dto::RecordMetadata};
-use crate::{auth::Auth, problem::ApiError, state::AppState};
-
-/// Change-feed reads with `wait` one user may have open at once (429 beyond).
-pub const MAX_WAITS_PER_USER: usize = 16;
+use crate::{auth::Auth, config::MAX_FEED_WAITS_PER_USER, problem::ApiError, state::AppState};
 
 /// The longest `wait`, in seconds.
 pub const MAX_WAIT_SECONDS: u64 = 30;
@@ -164,7 +161,7 @@ impl ChangesApi {
                 ApiError::new(
                     poem::http::StatusCode::TOO_MANY_REQUESTS,
                     format!(
-                        "at most {MAX_WAITS_PER_USER} change-feed reads with wait may be open at \
+                        "at most {MAX_FEED_WAITS_PER_USER} change-feed reads with wait may be open at \
                          once per user; wait for one to answer, or read without wait"
                     ),
                 )

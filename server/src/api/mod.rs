@@ -3,7 +3,7 @@
 
 mod apitokens;
 mod batch;
-pub mod changes;
+mod changes;
 mod clients;
 mod document;
 pub mod dto;
