@@ -97,6 +97,19 @@ pub fn keep_names<'a>(list: &mut Vec<String>, names: impl IntoIterator<Item = &'
         .collect();
 }
 
+/// What an extraction waits for that others share (DESIGN 10), handed out by its caller (the
+/// server, fairly between workspaces): the caller's extraction slot, and the OCR processes. An
+/// extractor about to run OCR gives its slot back for the wait and the run
+/// ([`Turns::lend_slot`]), so waiting for OCR holds no extraction slot.
+pub trait Turns: Send + Sync + std::fmt::Debug {
+    /// Gives the caller's extraction slot back; the guard takes it again when dropped (waiting
+    /// for it until `deadline` at most).
+    fn lend_slot(&self, deadline: Instant) -> Box<dyn Send>;
+    /// Waits until `deadline` for a turn of the OCR processes: a guard to hold while the
+    /// process runs, or `None` when the deadline passed first.
+    fn ocr_turn(&self, deadline: Instant) -> Option<Box<dyn Send>>;
+}
+
 /// Limits one extraction runs under.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -291,6 +304,8 @@ pub struct TextSink {
     picture_test: Option<fn(&[u8]) -> bool>,
     /// Members read as pictures so far.
     member_pictures: usize,
+    /// The caller's shared turns ([`TextSink::with_turns`]).
+    turns: Option<std::sync::Arc<dyn Turns>>,
     /// Says whether pictures in documents are worth handing on ([`TextSink::reads_pictures`]).
     picture_reader: Option<fn() -> bool>,
     metadata: DocumentMetadata,
@@ -327,6 +342,7 @@ impl TextSink {
             left_out: false,
             picture_test: None,
             member_pictures: 0,
+            turns: None,
             picture_reader: None,
             metadata: DocumentMetadata::default(),
         }
@@ -388,6 +404,19 @@ impl TextSink {
     /// reported truncated.
     pub fn left_out_too_deep(&mut self) {
         self.left_out = true;
+    }
+
+    /// The same sink, with the caller's shared turns: extractors that run OCR take their turn
+    /// there ([`TextSink::turns`]).
+    pub fn with_turns(mut self, turns: std::sync::Arc<dyn Turns>) -> Self {
+        self.turns = Some(turns);
+        self
+    }
+
+    /// The caller's shared turns, when it gave them ([`Turns`]); without, an extractor uses its
+    /// own bound (the command line, tests).
+    pub fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
+        self.turns.clone()
     }
 
     /// The same sink, with `test` saying whether a container's member is a picture (an image

@@ -173,6 +173,41 @@ impl Attempt {
     }
 }
 
+/// What one claim of due deliveries may take ([`WebhookStore::claim_deliveries`]): fair
+/// between workspaces and between webhooks, so that a webhook or a workspace with a deep
+/// backlog cannot fill a claim.
+///
+/// Due deliveries are ranked within their webhook (its earliest due first), those beyond
+/// `per_webhook` dropped, then ranked within their workspace by that rank and due time, those
+/// beyond `per_workspace` dropped; the claim takes the rest by workspace rank, webhook rank and
+/// due time, at most `limit`: every workspace's first before any workspace's second.
+#[derive(Debug, Clone, Copy)]
+pub struct ClaimRules<'a> {
+    /// Deliveries taken at most.
+    pub limit: usize,
+    /// Deliveries of one webhook taken at most.
+    pub per_webhook: usize,
+    /// Deliveries of one workspace taken at most.
+    pub per_workspace: usize,
+    /// Webhooks not to take from (the caller's, still sending).
+    pub skip_webhooks: &'a [Uuid],
+    /// Workspaces not to take from (the caller's, at their share).
+    pub skip_workspaces: &'a [WorkspaceId],
+}
+
+impl ClaimRules<'_> {
+    /// Up to `limit`, with no fairness bound (tests, tools).
+    pub fn any(limit: usize) -> ClaimRules<'static> {
+        ClaimRules {
+            limit,
+            per_webhook: limit,
+            per_workspace: limit,
+            skip_webhooks: &[],
+            skip_workspaces: &[],
+        }
+    }
+}
+
 /// Stores webhooks and their delivery queue.
 #[async_trait]
 pub trait WebhookStore: Send + Sync {
@@ -184,15 +219,18 @@ pub trait WebhookStore: Send + Sync {
     async fn delete_webhook(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool>;
     /// Queues deliveries (state pending, due at once).
     async fn queue_deliveries(&self, deliveries: &[Delivery]) -> Result<()>;
-    /// Takes up to `limit` pending deliveries due at `now`, oldest due first, with their
-    /// webhook, and moves their next attempt to `lease_until`, so another replica does not take
-    /// them meanwhile (a replica that dies mid-attempt leaves them to be tried after the lease).
+    /// Takes pending deliveries due at `now`, with their webhook, as `rules` allow, and moves
+    /// their next attempt to `lease_until`, so another replica does not take them meanwhile (a
+    /// replica that dies mid-attempt leaves them to be tried after the lease).
     async fn claim_deliveries(
         &self,
         now: Timestamp,
         lease_until: Timestamp,
-        limit: usize,
+        rules: &ClaimRules<'_>,
     ) -> Result<Vec<(Delivery, Webhook)>>;
+    /// Removes the deliveries delivered or given up whose last attempt was before `before`
+    /// (the retention); answers how many.
+    async fn purge_deliveries(&self, before: Timestamp) -> Result<u64>;
     /// Records an attempt: delivered, to be tried again at `next` ([`next_attempt`]), or
     /// given up (`next` is `None` after a failure).
     async fn record_attempt(

@@ -77,6 +77,9 @@ pub struct Settings {
     /// The wait before a failed delivery's second attempt (`--webhook-retry-base`); it doubles
     /// per attempt, up to an hour ([`inlet_core::webhook::next_attempt`]). 30 s.
     pub webhook_retry_base: Duration,
+    /// How long delivered and given-up webhook deliveries are kept (`--webhook-retention`,
+    /// 7 days): older ones are purged, pending ones never.
+    pub webhook_retention: Duration,
     /// OCR of images and scanned pages (`--ocr-*`): languages, processes at once, the time
     /// budget and page cap per document.
     pub ocr: inlet_extractors::ocr::Settings,
@@ -101,6 +104,7 @@ impl Default for Settings {
             change_retention: DEFAULT_CHANGE_RETENTION,
             webhook_allow_private: false,
             webhook_retry_base: Duration::from_secs(30),
+            webhook_retention: Duration::from_secs(7 * 24 * 3600),
             ocr: inlet_extractors::ocr::Settings::default(),
         }
     }

@@ -1,11 +1,16 @@
-//! Runs text extraction off the async runtime: bounded by a semaphore, under a time budget, with
+//! Runs text extraction off the async runtime: bounded by a pool shared fairly between
+//! workspaces ([`crate::fair`]), under a time budget, with
 //! every failure turned into empty content plus a logged reason (spec 2.4).
 
-use std::time::Instant;
+use std::{sync::Arc, time::Instant};
 
-use inlet_core::{extract::Limits, record::Extraction};
+use inlet_core::{
+    WorkspaceId,
+    extract::{Limits, Turns},
+    record::Extraction,
+};
 
-use crate::{state::AppState, upload::SpooledFile};
+use crate::{fair::ExtractionTurns, state::AppState, upload::SpooledFile};
 
 /// Extra time the async side waits beyond the budget before giving up on a blocking extraction
 /// that ignores its deadline.
@@ -23,32 +28,40 @@ pub struct Extracted {
     pub extraction: Extraction,
 }
 
-/// Extracts the text of a spooled file. Never fails: problems become [`Extraction::failure`].
-pub async fn extract(state: &AppState, mut file: SpooledFile, label: &str) -> Extracted {
-    // An image is read by OCR: its own pool and time budget, so OCR never holds the permits
-    // (or the budget) of other formats' extractions.
+/// Extracts the text of a spooled file of `workspace`. Never fails: problems become
+/// [`Extraction::failure`].
+pub async fn extract(
+    state: &AppState,
+    workspace: WorkspaceId,
+    mut file: SpooledFile,
+    label: &str,
+) -> Extracted {
+    // An image is read by OCR, under OCR's time budget. Every file waits for a slot of the
+    // extraction pool, fairly between workspaces; OCR lends it back while it waits for and
+    // runs Tesseract (fair::ExtractionTurns), so OCR never holds up other extractions.
     let image = file
         .head(IMAGE_MAGIC_BYTES)
         .is_ok_and(|head| inlet_extractors::ocr::is_image(&head));
-    let (permits, budget) = if image {
-        (&state.ocr_permits, state.settings.ocr.time_budget)
+    let budget = if image {
+        state.settings.ocr.time_budget
     } else {
-        (&state.extraction_permits, state.settings.extraction_timeout)
+        state.settings.extraction_timeout
     };
     let limits = Limits {
         max_chars: state.settings.max_chars,
         deadline: Some(Instant::now() + budget),
         ..Limits::default()
     };
-    let permit = match permits.clone().acquire_owned().await {
-        Ok(p) => p,
-        Err(e) => return failed(state, label, format!("extraction unavailable: {e}")),
-    };
+    let slot = state.extraction_pool.acquire(workspace).await;
+    let turns: Arc<dyn Turns> = Arc::new(ExtractionTurns::new(
+        slot,
+        state.extraction_pool.clone(),
+        state.ocr_pool.clone(),
+    ));
     let task = tokio::task::spawn_blocking(move || {
-        // The permit lives as long as the extraction, even one the caller stopped waiting for.
-        let _permit = permit;
+        // The slot lives as long as the extraction, even one the caller stopped waiting for.
         let bytes = file.read_all()?;
-        Ok::<_, std::io::Error>(inlet_extractors::extract(&bytes, &limits))
+        Ok::<_, std::io::Error>(inlet_extractors::extract_with_turns(&bytes, &limits, turns))
     });
     let outcome = match tokio::time::timeout(budget + GRACE, task).await {
         Err(_) => return failed(state, label, "time budget exceeded".into()),

@@ -66,7 +66,8 @@ struct ServeArgs {
     /// language installed for Tesseract.
     #[arg(long, env = "INLET_OCR_LANGUAGES", default_value = "")]
     ocr_languages: String,
-    /// Tesseract processes at once (their own pool: OCR never waits for, or holds up, other
+    /// Tesseract processes at once (their own pool, shared fairly between workspaces: an
+    /// extraction waiting for OCR lends its extraction slot back, so OCR never holds up other
     /// extractions).
     #[arg(long, env = "INLET_OCR_CONCURRENCY", default_value_t = inlet_extractors::ocr::DEFAULT_CONCURRENCY)]
     ocr_concurrency: usize,
@@ -158,6 +159,10 @@ struct ServeArgs {
     /// per attempt, at most an hour apart, for 24 hours after the event.
     #[arg(long, env = "INLET_WEBHOOK_RETRY_BASE", value_name = "DURATION", default_value = "30s", value_parser = config::parse_retention)]
     webhook_retry_base: std::time::Duration,
+    /// How long delivered and given-up webhook deliveries are kept (`7d`, `36h`); pending
+    /// ones are never purged.
+    #[arg(long, env = "INLET_WEBHOOK_RETENTION", value_name = "DURATION", default_value = "7d", value_parser = config::parse_retention)]
+    webhook_retention: std::time::Duration,
 }
 
 /// How `inlet serve` writes its log.
@@ -357,6 +362,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         change_retention: args.change_retention,
         webhook_allow_private: args.webhook_allow_private,
         webhook_retry_base: args.webhook_retry_base,
+        webhook_retention: args.webhook_retention,
         ocr: inlet_extractors::ocr::Settings {
             command: args.ocr_command.clone(),
             languages: args

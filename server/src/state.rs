@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
+use crate::{
+    config::Settings, credentials::CredentialCache, fair::FairPool, indexer::Indexer, ops::Metrics,
+};
 use inlet_core::{RecordStore, TokenStore, index::SearchIndex, webhook::WebhookStore};
-use tokio::sync::Semaphore;
-
-use crate::{config::Settings, credentials::CredentialCache, indexer::Indexer, ops::Metrics};
 
 /// Stores, settings and the extraction concurrency bound.
 #[derive(Clone)]
@@ -16,10 +16,11 @@ pub struct AppState {
     pub tokens: Arc<dyn TokenStore>,
     /// Limits and defaults.
     pub settings: Arc<Settings>,
-    /// Permits for extractions running at once.
-    pub extraction_permits: Arc<Semaphore>,
-    /// Permits for OCR of images, apart from the others ([`Settings::ocr`]).
-    pub ocr_permits: Arc<Semaphore>,
+    /// Extractions running at once, shared fairly between workspaces.
+    pub extraction_pool: Arc<FairPool>,
+    /// Tesseract processes running at once ([`Settings::ocr`]), shared fairly between
+    /// workspaces; an extraction waiting for one lends its extraction slot back.
+    pub ocr_pool: Arc<FairPool>,
     /// Recently verified API tokens.
     pub credentials: Arc<CredentialCache>,
     /// Prometheus metrics.
@@ -34,6 +35,8 @@ pub struct AppState {
     pub webhook_wake: Arc<tokio::sync::Notify>,
     /// Change-feed long polls open, per user.
     pub feed_waits: Arc<Waits>,
+    /// The key change-feed cursors are sealed with, read from the store once.
+    pub feed_key: Arc<tokio::sync::OnceCell<crate::cursors::CursorKey>>,
 }
 
 /// Long polls open per user, each counted while its [`Waiting`] lives.
@@ -92,8 +95,8 @@ impl AppState {
         Self {
             records,
             tokens,
-            extraction_permits: Arc::new(Semaphore::new(settings.extraction_concurrency.max(1))),
-            ocr_permits: Arc::new(Semaphore::new(settings.ocr.concurrency.max(1))),
+            extraction_pool: FairPool::new(settings.extraction_concurrency),
+            ocr_pool: FairPool::new(settings.ocr.concurrency),
             settings: Arc::new(settings),
             credentials: Arc::default(),
             metrics: Arc::default(),
@@ -102,6 +105,7 @@ impl AppState {
             webhooks,
             webhook_wake: Arc::default(),
             feed_waits: Arc::default(),
+            feed_key: Arc::default(),
         }
     }
 
@@ -111,7 +115,7 @@ impl AppState {
         self
     }
 
-    /// The same state with other settings (the extraction permits stay as they were made).
+    /// The same state with other settings (the extraction and OCR pools stay as they were made).
     pub fn with_settings(mut self, settings: Settings) -> Self {
         self.settings = Arc::new(settings);
         self

@@ -5,7 +5,9 @@
 //! every request in time and size, and records each attempt with its next try.
 
 use std::{
+    collections::HashMap,
     net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr},
+    sync::Arc,
     time::Duration,
 };
 
@@ -16,11 +18,22 @@ use inlet_core::{
     webhook::{self, Attempt, Delivery, Event, Webhook},
 };
 use sha2::Sha256;
+use uuid::Uuid;
 
 use crate::state::AppState;
 
 /// Deliveries sent at once by one replica.
-pub const CONCURRENCY: usize = 8;
+pub const CONCURRENCY: usize = 256;
+/// Deliveries of one webhook sent at once by one replica: a claim skips a webhook with
+/// deliveries still in flight and takes at most these of one.
+pub const PER_WEBHOOK: usize = 8;
+/// Deliveries of one workspace a claim takes at most; a workspace with this many in flight is
+/// skipped, so one holds under twice this many of the sender's slots (slow endpoints delay
+/// only their own workspace's deliveries).
+pub const PER_WORKSPACE: usize = 32;
+/// HTTP clients kept for reuse (one per endpoint host and its checked addresses), so
+/// deliveries to one endpoint share pooled connections.
+const KEPT_CLIENTS: usize = 256;
 /// How long a claimed delivery is this replica's before another may try it.
 pub const LEASE: Duration = Duration::from_secs(60);
 /// Time to resolve a host and to connect.
@@ -157,44 +170,170 @@ pub async fn emit(
     }
 }
 
-/// Starts the sender of this state's queue.
+/// Starts the sender of this state's queue, and the purge of old deliveries.
 pub fn start(state: &AppState) {
-    let state = state.clone();
-    tokio::spawn(async move { run(state).await });
+    let sender = state.clone();
+    tokio::spawn(async move { run(sender).await });
+    let purger = state.clone();
+    tokio::spawn(async move { purge(purger).await });
 }
 
+/// Sends what is due, fairly: up to [`CONCURRENCY`] deliveries at once, at most
+/// [`PER_WEBHOOK`] of one webhook and under twice [`PER_WORKSPACE`] of one workspace (a claim
+/// skips webhooks with deliveries in flight and workspaces at their share, and takes every
+/// workspace's and webhook's first due before any second: `webhook::ClaimRules`).
+/// Each delivery runs as its own task, so a slow endpoint holds only its own slots; a finished
+/// delivery makes room for the next claim at once.
 async fn run(state: AppState) {
+    let clients = Arc::new(Clients::default());
+    let mut running = tokio::task::JoinSet::new();
+    // Per task: its webhook and workspace; per webhook and per workspace: deliveries in flight.
+    let mut task_hook: HashMap<tokio::task::Id, (Uuid, WorkspaceId)> = HashMap::new();
+    let mut in_flight: HashMap<Uuid, usize> = HashMap::new();
+    let mut per_workspace: HashMap<WorkspaceId, usize> = HashMap::new();
     loop {
-        let now = time::now();
-        let lease = chrono::TimeDelta::from_std(LEASE).unwrap_or(chrono::TimeDelta::MAX);
-        let claimed = match state
-            .webhooks
-            .claim_deliveries(now, now + lease, CONCURRENCY)
-            .await
-        {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "reading the webhook queue failed; retrying");
-                tokio::time::sleep(TICK).await;
-                continue;
+        let room = CONCURRENCY.saturating_sub(running.len());
+        let mut full = false;
+        if room > 0 {
+            let now = time::now();
+            let lease = chrono::TimeDelta::from_std(LEASE).unwrap_or(chrono::TimeDelta::MAX);
+            let busy_hooks: Vec<Uuid> = in_flight.keys().copied().collect();
+            let busy_workspaces: Vec<WorkspaceId> = per_workspace
+                .iter()
+                .filter(|(_, n)| **n >= PER_WORKSPACE)
+                .map(|(w, _)| *w)
+                .collect();
+            let rules = webhook::ClaimRules {
+                limit: room,
+                per_webhook: PER_WEBHOOK,
+                per_workspace: PER_WORKSPACE,
+                skip_webhooks: &busy_hooks,
+                skip_workspaces: &busy_workspaces,
+            };
+            match state
+                .webhooks
+                .claim_deliveries(now, now + lease, &rules)
+                .await
+            {
+                Ok(claimed) => {
+                    full = claimed.len() >= room;
+                    for (delivery, hook) in claimed {
+                        let owner = (hook.id, hook.workspace_id);
+                        *in_flight.entry(owner.0).or_default() += 1;
+                        *per_workspace.entry(owner.1).or_default() += 1;
+                        let (state, clients) = (state.clone(), clients.clone());
+                        let task = running.spawn(async move {
+                            attempt(&state, &clients, delivery, hook).await;
+                        });
+                        task_hook.insert(task.id(), owner);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading the webhook queue failed; retrying");
+                    tokio::time::sleep(TICK).await;
+                    continue;
+                }
             }
+        }
+        let mut finished = |id: tokio::task::Id| {
+            let Some((hook, workspace)) = task_hook.remove(&id) else {
+                return;
+            };
+            release(&mut in_flight, hook);
+            release(&mut per_workspace, workspace);
         };
-        let full = claimed.len() >= CONCURRENCY;
-        futures_util::future::join_all(
-            claimed
-                .into_iter()
-                .map(|(delivery, hook)| attempt(&state, delivery, hook)),
-        )
-        .await;
-        if !full {
-            let _ = tokio::time::timeout(TICK, state.webhook_wake.notified()).await;
+        // Claim again when a delivery finishes (its webhook may have more), when deliveries
+        // are queued, or on the tick (retries coming due).
+        tokio::select! {
+            Some(done) = running.join_next_with_id(), if !running.is_empty() => {
+                match done {
+                    Ok((id, ())) => finished(id),
+                    Err(e) => finished(e.id()),
+                }
+                while let Some(done) = running.try_join_next_with_id() {
+                    match done {
+                        Ok((id, ())) => finished(id),
+                        Err(e) => finished(e.id()),
+                    }
+                }
+            }
+            () = state.webhook_wake.notified(), if !full => {}
+            () = tokio::time::sleep(TICK), if !full => {}
         }
     }
 }
 
+/// One fewer in flight for `key` (forgotten at none).
+fn release(counts: &mut HashMap<Uuid, usize>, key: Uuid) {
+    if let Some(n) = counts.get_mut(&key) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(&key);
+        }
+    }
+}
+
+/// Purges delivered and given-up deliveries older than the retention, now and then every
+/// tenth of it (between a minute and an hour). Every replica may run it: a purge is idempotent.
+async fn purge(state: AppState) {
+    let retention = state.settings.webhook_retention;
+    let every = (retention / 10).clamp(Duration::from_secs(60), Duration::from_secs(3600));
+    loop {
+        let keep = chrono::TimeDelta::from_std(retention).unwrap_or(chrono::TimeDelta::MAX);
+        let before = time::now()
+            .checked_sub_signed(keep)
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+        match state.webhooks.purge_deliveries(before).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deliveries = n, "old webhook deliveries purged"),
+            Err(e) => {
+                tracing::warn!(error = %e, "purging webhook deliveries failed; retrying later")
+            }
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// HTTP clients by endpoint host and checked addresses ([`KEPT_CLIENTS`] at most).
+#[derive(Default)]
+struct Clients(parking_lot::Mutex<HashMap<(String, Vec<SocketAddr>), reqwest::Client>>);
+
+impl Clients {
+    /// The client for `host` connecting to exactly `addrs`.
+    fn get(&self, host: &str, addrs: &[SocketAddr]) -> Result<reqwest::Client, String> {
+        let key = (host.to_string(), addrs.to_vec());
+        if let Some(client) = self.0.lock().get(&key) {
+            return Ok(client.clone());
+        }
+        // No proxy, whatever the environment says: a proxy would resolve the name again and
+        // reach what the address check refused.
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            .user_agent(concat!("Inlet-Webhooks/", env!("CARGO_PKG_VERSION")))
+            .resolve_to_addrs(host, addrs)
+            .build()
+            .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
+        let mut kept = self.0.lock();
+        if kept.len() >= KEPT_CLIENTS {
+            kept.clear();
+        }
+        kept.insert(key, client.clone());
+        Ok(client)
+    }
+}
+
 /// Makes one attempt and records it.
-async fn attempt(state: &AppState, delivery: Delivery, hook: Webhook) {
-    let outcome = send(&delivery, &hook, state.settings.webhook_allow_private).await;
+async fn attempt(state: &AppState, clients: &Clients, delivery: Delivery, hook: Webhook) {
+    let outcome = send(
+        clients,
+        &delivery,
+        &hook,
+        state.settings.webhook_allow_private,
+    )
+    .await;
     let at = time::now();
     let attempt = match outcome {
         Ok(status) if (200..300).contains(&status) => Attempt {
@@ -236,23 +375,18 @@ async fn attempt(state: &AppState, delivery: Delivery, hook: Webhook) {
 }
 
 /// POSTs a delivery; the endpoint's status, or why there was none.
-async fn send(delivery: &Delivery, hook: &Webhook, allow_private: bool) -> Result<u16, String> {
+async fn send(
+    clients: &Clients,
+    delivery: &Delivery,
+    hook: &Webhook,
+    allow_private: bool,
+) -> Result<u16, String> {
     let url = reqwest::Url::parse(&hook.url).map_err(|e| format!("the URL is not valid: {e}"))?;
     let addrs = vetted_addresses(&url, allow_private).await?;
-    // No proxy, whatever the environment says: a proxy would resolve the name again and reach
-    // what the address check refused.
-    let mut client = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(REQUEST_TIMEOUT)
-        .user_agent(concat!("Inlet-Webhooks/", env!("CARGO_PKG_VERSION")));
-    if let Some(host) = url.host_str() {
-        client = client.resolve_to_addrs(host, &addrs);
-    }
-    let client = client
-        .build()
-        .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
+    let host = url
+        .host_str()
+        .ok_or_else(|| "the URL has no host".to_string())?;
+    let client = clients.get(host, &addrs)?;
     let signed = signature(&hook.secret, time::now().timestamp(), &delivery.body);
     let mut resp = client
         .post(url)

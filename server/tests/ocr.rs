@@ -241,6 +241,138 @@ async fn images_too_large_for_ocr_are_refused_at_once_and_tesseract_is_memory_bo
     );
 }
 
+/// The characters an upload's answer says were read.
+fn read_chars(answer: &Value) -> u64 {
+    answer["extraction"]["characters"].as_u64().unwrap_or(0)
+}
+
+/// Uploads `bytes` as `name` to a new source of the user `(email, token)` through the API at
+/// `api`: the answer (asserted 201) and how long it took.
+async fn upload_as(
+    api: &str,
+    client: &Client,
+    (email, token): (&str, &str),
+    name: &str,
+    bytes: Vec<u8>,
+) -> (Value, std::time::Duration) {
+    let source: Value = client
+        .post(format!("{api}/sources"))
+        .basic_auth(email, Some(token))
+        .json(&json!({
+            "definition": {"type": "CUSTOM"},
+            "externalId": format!("files-{}", uuid::Uuid::new_v4()),
+            "config": {"type": "CUSTOM", "name": "Files", "trackStatus": true,
+                "specification": {"application": {"objectTypes": [
+                    {"name": "Files", "externalId": "files", "sourceDataType": "RECORD"}]}}}
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ot = format!(
+        "{api}/sources/{}/objecttypes/{}",
+        source["id"].as_str().unwrap(),
+        source["sourceObjectTypes"][0]["id"].as_str().unwrap()
+    );
+    let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string()));
+    let started = std::time::Instant::now();
+    let resp = client
+        .put(format!("{ot}/objects/f/file"))
+        .basic_auth(email, Some(token))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
+    (resp.json().await.unwrap(), took)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_workspaces_scans_hold_up_anothers_files_by_one_job_at_most() {
+    if !tesseract_runs() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("inlet.db").display()
+    );
+    let a = (EMAIL, TOKEN);
+    let mut server = InletProcess::spawn(
+        INLET,
+        &db,
+        &[
+            ("INLET_ADMIN_EMAIL", EMAIL),
+            ("INLET_ADMIN_API_TOKEN", TOKEN),
+            ("INLET_OCR_LANGUAGES", "eng"),
+            ("INLET_EXTRACTION_CONCURRENCY", "2"),
+            ("INLET_OCR_CONCURRENCY", "1"),
+        ],
+    );
+    let client = Client::new();
+    server.ready(&client).await;
+    let out = std::process::Command::new(INLET)
+        .args(["admin", "create-user", "--email", "b@example.test"])
+        .args(["--workspace", "other", "--database", &db])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let user: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = ("b@example.test", user["apiToken"].as_str().unwrap());
+
+    // How long one scanned page takes here (OCRmyPDF's ccitt.pdf).
+    let api = server.api.clone();
+    let (_, one_job) = upload_as(&api, &client, a, "scan.pdf", image("ccitt.pdf")).await;
+    // Workspace a sends six scans at once; b then sends a small text file and a small image.
+    let scans: Vec<_> = (0..6)
+        .map(|i| {
+            let (api, client) = (api.clone(), client.clone());
+            let bytes = image(if i % 2 == 0 {
+                "ccitt.pdf"
+            } else {
+                "c03-29.pdf"
+            });
+            tokio::spawn(async move { upload_as(&api, &client, a, "scan.pdf", bytes).await })
+        })
+        .collect();
+    tokio::time::sleep(one_job / 2).await;
+    let (text, text_took) = upload_as(
+        &api,
+        &client,
+        b,
+        "note.txt",
+        b"Minutes of the harbour board, second quarter.".to_vec(),
+    )
+    .await;
+    let (picture, picture_took) = upload_as(&api, &client, b, "crom.png", image("crom.png")).await;
+    for scan in scans {
+        let (record, _) = scan.await.unwrap();
+        assert!(read_chars(&record) > 100, "{record}");
+    }
+    assert!(read_chars(&text) > 20, "{text}");
+    assert!(read_chars(&picture) > 20, "{picture}");
+    println!(
+        "one scan alone {one_job:?}; beside six: b's text {text_took:?}, b's image {picture_took:?}"
+    );
+    // Waiting for OCR holds no extraction slot: the text file does not wait for the scans.
+    assert!(
+        text_took < one_job,
+        "b's text file took {text_took:?}; one scan takes {one_job:?}"
+    );
+    // b's image waits for the scan being read at most (then its own, short, read).
+    assert!(
+        picture_took < one_job * 2 + std::time::Duration::from_secs(2),
+        "b's image took {picture_took:?}; one scan takes {one_job:?}"
+    );
+}
+
 /// Apache POI's master-text-43781.ppt (extractors/testdata/MANIFEST.tsv).
 fn presentation() -> Vec<u8> {
     let path = format!(

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod corpus;
+pub mod hooks;
 pub mod oauth;
 pub mod postgres;
 pub mod process;

@@ -190,3 +190,93 @@ async fn a_private_target_is_refused_at_delivery_time() {
     assert!(!contacted.is_finished(), "the private target was contacted");
     contacted.abort();
 }
+
+/// Registers a webhook for `source.created` of `workspace_id` at loopback `port` (through the
+/// store: registration over HTTP refuses loopback targets).
+async fn loopback_hook(s: &TestServer, workspace_id: uuid::Uuid, port: u16) -> Webhook {
+    let hook = Webhook {
+        id: uuid::Uuid::new_v4(),
+        workspace_id,
+        url: format!("http://127.0.0.1:{port}/hook"),
+        events: vec![Event::SourceCreated],
+        secret: "whsec_x".into(),
+        created_date: inlet_core::time::now(),
+    };
+    s.state.webhooks.create_webhook(&hook).await.unwrap();
+    hook
+}
+
+/// Twenty webhooks of one workspace at an endpoint that takes 8 s to answer, each with five
+/// deliveries queued; another workspace's delivery to a quick endpoint still arrives within a
+/// second of its event (the sender used to wait for a whole batch, the slowest included).
+async fn a_slow_endpoint_delays_only_its_own_workspace(database: &str) {
+    let settings = inlet_server::Settings {
+        webhook_allow_private: true,
+        ..Default::default()
+    };
+    let s = TestServer::start_on(database, settings).await;
+    let (slow_port, mut slow_arrivals) = inlet_tests::hooks::endpoint(Duration::from_secs(8)).await;
+    let (fast_port, mut fast_arrivals) = inlet_tests::hooks::endpoint(Duration::ZERO).await;
+    let admin = s
+        .state
+        .tokens
+        .user_by_email(inlet_tests::ADMIN_EMAIL)
+        .await
+        .unwrap()
+        .unwrap();
+    for _ in 0..MAX_WEBHOOKS {
+        loopback_hook(&s, admin.workspace_id, slow_port).await;
+    }
+    for i in 0..5 {
+        s.create_source(record_source(&format!("slow-{i}"))).await;
+    }
+    // The slow endpoint is busy with the first workspace's deliveries.
+    tokio::time::timeout(Duration::from_secs(10), slow_arrivals.recv())
+        .await
+        .expect("the slow endpoint is reached")
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let other = s.user("b@example.test", "other", true).await;
+    let b = s
+        .state
+        .tokens
+        .user_by_email("b@example.test")
+        .await
+        .unwrap()
+        .unwrap();
+    loopback_hook(&s, b.workspace_id, fast_port).await;
+    let started = Instant::now();
+    let resp = s
+        .client
+        .post(s.url("/sources"))
+        .basic_auth(&other.email, Some(&other.api_token))
+        .json(&record_source("quick"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let arrived = tokio::time::timeout(Duration::from_secs(20), fast_arrivals.recv())
+        .await
+        .expect("the other workspace's delivery arrives")
+        .unwrap();
+    let latency = arrived.duration_since(started);
+    println!("{database}: the other workspace's delivery arrived after {latency:?}");
+    assert!(latency < Duration::from_secs(1), "{latency:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_slow_endpoint_delays_only_its_own_workspace_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("inlet-hooks-{}.db", uuid::Uuid::new_v4()));
+    a_slow_endpoint_delays_only_its_own_workspace(&format!("sqlite://{}?mode=rwc", path.display()))
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_slow_endpoint_delays_only_its_own_workspace_on_postgres() {
+    let Some(schema) = inlet_tests::postgres::Schema::for_test().await else {
+        return;
+    };
+    a_slow_endpoint_delays_only_its_own_workspace(&schema.url).await;
+    schema.drop().await;
+}

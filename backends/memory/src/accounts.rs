@@ -122,4 +122,13 @@ impl Accounts for MemoryStore {
             .retain(|t| !(t.user_id == user_id && t.id == token_id));
         Ok(st.tokens.len() != before)
     }
+
+    async fn deployment_key(&self, name: &str, candidate: &str) -> Result<String> {
+        let mut st = self.state.lock();
+        Ok(st
+            .keys
+            .entry(name.to_string())
+            .or_insert_with(|| candidate.to_string())
+            .clone())
+    }
 }

@@ -69,6 +69,8 @@ struct State {
     webhooks: Vec<Webhook>,
     /// Their delivery queue, in the order queued.
     deliveries: Vec<Delivery>,
+    /// The deployment's secret keys by name.
+    keys: HashMap<String, String>,
 }
 
 /// The write log: each record at the position of its last write (compacted), and the sources

@@ -5,8 +5,10 @@ use async_trait::async_trait;
 use inlet_core::{
     Error, Result, WorkspaceId,
     time::Timestamp,
-    webhook::{self, Attempt, Delivery, DeliveryState, Webhook, WebhookStore},
+    webhook::{self, Attempt, ClaimRules, Delivery, DeliveryState, Webhook, WebhookStore},
 };
+use std::collections::HashMap;
+
 use uuid::Uuid;
 
 #[async_trait]
@@ -59,7 +61,7 @@ impl WebhookStore for MemoryStore {
         &self,
         now: Timestamp,
         lease_until: Timestamp,
-        limit: usize,
+        rules: &ClaimRules<'_>,
     ) -> Result<Vec<(Delivery, Webhook)>> {
         let mut guard = self.state.lock();
         let st = &mut *guard;
@@ -68,14 +70,41 @@ impl WebhookStore for MemoryStore {
             .iter()
             .enumerate()
             .filter(|(_, d)| {
-                d.state == DeliveryState::Pending && d.next_attempt.is_some_and(|t| t <= now)
+                d.state == DeliveryState::Pending
+                    && d.next_attempt.is_some_and(|t| t <= now)
+                    && !rules.skip_webhooks.contains(&d.webhook_id)
+                    && !rules.skip_workspaces.contains(&d.workspace_id)
             })
             .map(|(i, _)| i)
             .collect();
-        due.sort_by_key(|i| st.deliveries[*i].next_attempt);
+        // The SQL stores' two windows: rank within the webhook, then within the workspace.
+        let key = |i: usize| (st.deliveries[i].next_attempt, st.deliveries[i].id);
+        due.sort_by_key(|i| key(*i));
+        let mut turns: HashMap<Uuid, usize> = HashMap::new();
+        let mut ranked: Vec<(usize, usize)> = due
+            .into_iter()
+            .map(|i| {
+                let turn = turns.entry(st.deliveries[i].webhook_id).or_default();
+                *turn += 1;
+                (*turn, i)
+            })
+            .filter(|(turn, _)| *turn <= rules.per_webhook)
+            .collect();
+        ranked.sort_by_key(|(turn, i)| (*turn, key(*i)));
+        let mut shares: HashMap<Uuid, usize> = HashMap::new();
+        let mut picked: Vec<(usize, usize, usize)> = ranked
+            .into_iter()
+            .map(|(turn, i)| {
+                let share = shares.entry(st.deliveries[i].workspace_id).or_default();
+                *share += 1;
+                (*share, turn, i)
+            })
+            .filter(|(share, _, _)| *share <= rules.per_workspace)
+            .collect();
+        picked.sort_by_key(|(share, turn, i)| (*share, *turn, key(*i)));
         let mut out = Vec::new();
-        for i in due {
-            if out.len() >= limit {
+        for (_, _, i) in picked {
+            if out.len() >= rules.limit {
                 break;
             }
             let d = &mut st.deliveries[i];
@@ -86,6 +115,15 @@ impl WebhookStore for MemoryStore {
             out.push((d.clone(), hook.clone()));
         }
         Ok(out)
+    }
+
+    async fn purge_deliveries(&self, before: Timestamp) -> Result<u64> {
+        let mut st = self.state.lock();
+        let count = st.deliveries.len();
+        st.deliveries.retain(|d| {
+            d.state == DeliveryState::Pending || d.last_attempt.is_none_or(|t| t >= before)
+        });
+        Ok((count - st.deliveries.len()) as u64)
     }
 
     async fn record_attempt(

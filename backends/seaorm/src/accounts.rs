@@ -216,6 +216,31 @@ impl Accounts for SeaOrmStore {
         .await?;
         Ok(n > 0)
     }
+
+    async fn deployment_key(&self, name: &str, candidate: &str) -> Result<String> {
+        {
+            let _w = self.write_guard().await;
+            exec(
+                &self.db,
+                self.stmt(
+                    "INSERT INTO deployment_keys (name, secret) VALUES ($1, $2) \
+                     ON CONFLICT (name) DO NOTHING",
+                    vec![name.into(), candidate.into()],
+                ),
+            )
+            .await?;
+        }
+        let row = one(
+            &self.db,
+            self.stmt(
+                "SELECT secret FROM deployment_keys WHERE name = $1",
+                vec![name.into()],
+            ),
+        )
+        .await?
+        .ok_or_else(|| Error::backend(std::io::Error::other("the deployment key vanished")))?;
+        get(&row, "secret")
+    }
 }
 
 fn user_from_row(row: &QueryResult) -> Result<User> {

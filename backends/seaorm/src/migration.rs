@@ -27,6 +27,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0012ChangeFeed),
             Box::new(M0013Webhooks),
             Box::new(M0014HotTouches),
+            Box::new(M0015DeploymentKeys),
         ]
     }
 }
@@ -689,6 +690,29 @@ impl MigrationTrait for M0014HotTouches {
             db.execute_unprepared("ALTER TABLE records SET (fillfactor = 70)")
                 .await?;
         }
+        Ok(())
+    }
+}
+
+/// The deployment's secret keys (`Accounts::deployment_key`), shared by every replica: the
+/// change feed encrypts its cursors with one.
+struct M0015DeploymentKeys;
+
+impl sea_orm_migration::MigrationName for M0015DeploymentKeys {
+    fn name(&self) -> &str {
+        "m0015_deployment_keys"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0015DeploymentKeys {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .get_connection()
+            .execute_unprepared(
+                "CREATE TABLE deployment_keys (name TEXT PRIMARY KEY, secret TEXT NOT NULL)",
+            )
+            .await?;
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use inlet_core::{
     Error, Result, WorkspaceId,
     time::Timestamp,
-    webhook::{self, Attempt, Delivery, DeliveryState, Event, Webhook, WebhookStore},
+    webhook::{self, Attempt, ClaimRules, Delivery, DeliveryState, Event, Webhook, WebhookStore},
 };
 use sea_orm::{QueryResult, Value};
 use uuid::Uuid;
@@ -189,7 +189,7 @@ impl WebhookStore for SeaOrmStore {
         &self,
         now: Timestamp,
         lease_until: Timestamp,
-        limit: usize,
+        rules: &ClaimRules<'_>,
     ) -> Result<Vec<(Delivery, Webhook)>> {
         // Most of the time nothing is due: find that with a read, without the writer lock
         // (the sender asks every second on every replica).
@@ -206,25 +206,51 @@ impl WebhookStore for SeaOrmStore {
             return Ok(Vec::new());
         }
         let _w = self.write_guard().await;
-        let skip_locked = if self.backend() == sea_orm::DbBackend::Postgres {
-            " FOR UPDATE SKIP LOCKED"
-        } else {
-            ""
-        };
+        let count = |n: usize| Value::from(i64::try_from(n).unwrap_or(i64::MAX));
+        let mut values: Vec<Value> = vec![
+            ms(&now).into(),
+            ms(&lease_until).into(),
+            count(rules.limit),
+            count(rules.per_webhook),
+            count(rules.per_workspace),
+        ];
+        let mut skip = String::new();
+        for (column, ids) in [
+            ("webhook_id", rules.skip_webhooks),
+            ("workspace_id", rules.skip_workspaces),
+        ] {
+            if ids.is_empty() {
+                continue;
+            }
+            let marks: Vec<String> = ids
+                .iter()
+                .map(|id| {
+                    values.push(id.to_string().into());
+                    format!("${}", values.len())
+                })
+                .collect();
+            skip.push_str(&format!(" AND {column} NOT IN ({})", marks.join(", ")));
+        }
+        // Two windows (ClaimRules): each due delivery's turn within its webhook, then its share
+        // within its workspace. The outer condition on next_attempt_ms is checked again on a
+        // row another replica claimed meanwhile (PostgreSQL re-reads a row it waited for), so
+        // a row is never claimed twice.
         let claimed = all(
             &self.db,
             self.stmt(
                 &format!(
-                    "UPDATE webhook_deliveries SET next_attempt_ms = $2 WHERE id IN (\
-                     SELECT id FROM webhook_deliveries WHERE state = 'PENDING' \
-                     AND next_attempt_ms <= $1 ORDER BY next_attempt_ms LIMIT $3{skip_locked}) \
+                    "UPDATE webhook_deliveries SET next_attempt_ms = $2 \
+                     WHERE state = 'PENDING' AND next_attempt_ms <= $1 AND id IN (\
+                     SELECT id FROM (SELECT id, turn, next_attempt_ms, ROW_NUMBER() OVER (\
+                     PARTITION BY workspace_id ORDER BY turn, next_attempt_ms, id) AS share \
+                     FROM (SELECT id, workspace_id, next_attempt_ms, ROW_NUMBER() OVER (\
+                     PARTITION BY webhook_id ORDER BY next_attempt_ms, id) AS turn \
+                     FROM webhook_deliveries WHERE state = 'PENDING' \
+                     AND next_attempt_ms <= $1{skip}) turns WHERE turn <= $4) shares \
+                     WHERE share <= $5 ORDER BY share, turn, next_attempt_ms, id LIMIT $3) \
                      RETURNING id"
                 ),
-                vec![
-                    ms(&now).into(),
-                    ms(&lease_until).into(),
-                    i64::try_from(limit).unwrap_or(i64::MAX).into(),
-                ],
+                values,
             ),
         )
         .await?;
@@ -254,6 +280,19 @@ impl WebhookStore for SeaOrmStore {
         rows.iter()
             .map(|r| Ok((delivery_from_row(r)?, webhook_from_row(r, "w_")?)))
             .collect()
+    }
+
+    async fn purge_deliveries(&self, before: Timestamp) -> Result<u64> {
+        let _w = self.write_guard().await;
+        let done = exec(
+            &self.db,
+            self.stmt(
+                "DELETE FROM webhook_deliveries WHERE state <> 'PENDING' AND last_attempt_ms < $1",
+                vec![ms(&before).into()],
+            ),
+        )
+        .await?;
+        Ok(done)
     }
 
     async fn record_attempt(

@@ -37,4 +37,8 @@ pub trait Accounts: Send + Sync + 'static {
     async fn list_api_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>>;
     /// Revokes one of a user's API tokens; false when the user has no such token.
     async fn delete_api_token(&self, user_id: Uuid, token_id: Uuid) -> Result<bool>;
+    /// The deployment's secret key called `name`: `candidate` is stored when none is, and the
+    /// stored one is answered either way, so every replica gets the same key (the change feed
+    /// encrypts its cursors with one).
+    async fn deployment_key(&self, name: &str, candidate: &str) -> Result<String>;
 }

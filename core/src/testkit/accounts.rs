@@ -150,3 +150,15 @@ pub async fn identities_by_id_and_token_revocation(store: &dyn TokenStore) {
         Some(user.clone())
     );
 }
+
+/// A deployment key is stored by its first caller and answered to every later one, whatever
+/// candidate they bring; keys of other names are apart.
+pub async fn deployment_keys_are_stored_once(store: &dyn TokenStore) {
+    let first = store.deployment_key("cursors", "aa11").await.unwrap();
+    assert_eq!(first, "aa11");
+    assert_eq!(
+        store.deployment_key("cursors", "bb22").await.unwrap(),
+        "aa11"
+    );
+    assert_eq!(store.deployment_key("other", "cc33").await.unwrap(), "cc33");
+}

@@ -197,10 +197,12 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, change_feed_walks_a_snapshot_then_commit_order, ref);
         $crate::conformance_tests!(@case $make, $cleanup, change_feed_retention_makes_old_cursors_gone, ref);
         $crate::conformance_tests!(@case $make, $cleanup, webhooks_queue_claim_and_record_deliveries, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, webhook_claims_are_fair_and_done_deliveries_expire, ref);
         $crate::conformance_tests!(@case $make, $cleanup, concurrent_uploads_never_lose_a_version, arc);
         $crate::conformance_tests!(@case $make, $cleanup, two_syncs_never_open_at_once, arc);
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);
         $crate::conformance_tests!(@case $make, $cleanup, identities_roundtrip, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, deployment_keys_are_stored_once, ref);
         $crate::conformance_tests!(@case $make, $cleanup, identities_by_id_and_token_revocation, ref);
         $crate::conformance_tests!(@case $make, $cleanup, oauth_clients_roundtrip, ref);
         $crate::conformance_tests!(@case $make, $cleanup, codes_redeem_exactly_once, store);

@@ -7,7 +7,7 @@ use super::assert_err;
 use crate::{
     Error,
     time::{self, Timestamp},
-    webhook::{self, Attempt, DeliveryState, Event, Webhook, WebhookStore},
+    webhook::{self, Attempt, ClaimRules, DeliveryState, Event, Webhook, WebhookStore},
 };
 
 fn hook(workspace_id: Uuid, events: &[Event]) -> Webhook {
@@ -76,7 +76,7 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
     both.sort();
     let now = time::now();
     let claimed = store
-        .claim_deliveries(later(now, 1), later(now, 60), 1000)
+        .claim_deliveries(later(now, 1), later(now, 60), &ClaimRules::any(1000))
         .await
         .unwrap();
     assert_eq!(ours(&claimed), both);
@@ -90,7 +90,7 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
     assert!(
         ours(
             &store
-                .claim_deliveries(later(now, 2), later(now, 60), 1000)
+                .claim_deliveries(later(now, 2), later(now, 60), &ClaimRules::any(1000))
                 .await
                 .unwrap()
         )
@@ -100,7 +100,7 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
     assert_eq!(
         ours(
             &store
-                .claim_deliveries(later(now, 61), later(now, 120), 1000)
+                .claim_deliveries(later(now, 61), later(now, 120), &ClaimRules::any(1000))
                 .await
                 .unwrap()
         ),
@@ -143,7 +143,7 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
     assert!(
         ours(
             &store
-                .claim_deliveries(later(now, 90), later(now, 200), 1000)
+                .claim_deliveries(later(now, 90), later(now, 200), &ClaimRules::any(1000))
                 .await
                 .unwrap()
         )
@@ -151,7 +151,7 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
         "claimed before its retry time"
     );
     let due = store
-        .claim_deliveries(later(now, 92), later(now, 200), 1000)
+        .claim_deliveries(later(now, 92), later(now, 200), &ClaimRules::any(1000))
         .await
         .unwrap();
     assert_eq!(ours(&due), [completed[0].id]);
@@ -166,7 +166,7 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
     assert!(
         ours(
             &store
-                .claim_deliveries(far, later(far, 1), 1000)
+                .claim_deliveries(far, later(far, 1), &ClaimRules::any(1000))
                 .await
                 .unwrap()
         )
@@ -204,5 +204,179 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
         store.create_webhook(&hook(c, &[Event::SyncFailed])).await,
         |e| matches!(e, Error::Conflict(m) if m.contains("at most")),
         "Conflict at the cap",
+    );
+}
+
+/// A delivery of `hook` due `due_ms` after `now`.
+fn due(hook: &Webhook, now: Timestamp, due_ms: i64) -> webhook::Delivery {
+    webhook::Delivery {
+        id: Uuid::new_v4(),
+        webhook_id: hook.id,
+        workspace_id: hook.workspace_id,
+        event: Event::SyncCompleted,
+        body: "{}".into(),
+        created_date: now,
+        attempts: 0,
+        state: DeliveryState::Pending,
+        next_attempt: Some(now + chrono::TimeDelta::milliseconds(due_ms)),
+        last_attempt: None,
+        last_status: None,
+        last_error: None,
+    }
+}
+
+/// A claim takes every webhook's first due delivery before any webhook's second, at most
+/// `per_webhook` of one, none of the `busy` webhooks; delivered and given-up deliveries last
+/// tried before the retention are purged, pending ones never.
+pub async fn webhook_claims_are_fair_and_done_deliveries_expire(store: &dyn WebhookStore) {
+    let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+    let slow = hook(a, &[Event::SyncCompleted]);
+    let fast = hook(b, &[Event::SyncCompleted]);
+    store.create_webhook(&slow).await.unwrap();
+    store.create_webhook(&fast).await.unwrap();
+    let now = time::now();
+    // Ten of the slow webhook's deliveries due first, then one of the fast webhook's.
+    let backlog: Vec<_> = (0..10).map(|i| due(&slow, now, i)).collect();
+    let first_of_fast = due(&fast, now, 100);
+    store.queue_deliveries(&backlog).await.unwrap();
+    store
+        .queue_deliveries(std::slice::from_ref(&first_of_fast))
+        .await
+        .unwrap();
+    // Compared as sets: the order a claim answers in is not part of the contract.
+    let ids = |claimed: &[(webhook::Delivery, Webhook)]| -> Vec<Uuid> {
+        let mut ids: Vec<Uuid> = claimed.iter().map(|(d, _)| d.id).collect();
+        ids.sort();
+        ids
+    };
+    let set = |mut v: Vec<Uuid>| {
+        v.sort();
+        v
+    };
+    let at = later(now, 1);
+    let claimed = store
+        .claim_deliveries(
+            at,
+            later(now, 60),
+            &ClaimRules {
+                per_webhook: 4,
+                ..ClaimRules::any(3)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&claimed),
+        set(vec![backlog[0].id, first_of_fast.id, backlog[1].id]),
+        "every webhook's first, then the seconds"
+    );
+    // At most per_webhook of one webhook; none of a busy one.
+    let claimed = store
+        .claim_deliveries(
+            at,
+            later(now, 60),
+            &ClaimRules {
+                per_webhook: 2,
+                ..ClaimRules::any(100)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&claimed), set(vec![backlog[2].id, backlog[3].id]));
+    assert!(
+        store
+            .claim_deliveries(
+                at,
+                later(now, 60),
+                &ClaimRules {
+                    skip_webhooks: &[slow.id],
+                    ..ClaimRules::any(100)
+                },
+            )
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Between workspaces: c's two webhooks with three due each, d's one; per_workspace 2
+    // takes the first of each of c's webhooks and d's, however deep c's backlog.
+    let (c, d) = (Uuid::new_v4(), Uuid::new_v4());
+    let (c1, c2, d1) = (
+        hook(c, &[Event::SyncCompleted]),
+        hook(c, &[Event::SyncCompleted]),
+        hook(d, &[Event::SyncCompleted]),
+    );
+    for h in [&c1, &c2, &d1] {
+        store.create_webhook(h).await.unwrap();
+    }
+    let of_c1: Vec<_> = (0..3).map(|i| due(&c1, now, i)).collect();
+    let of_c2: Vec<_> = (0..3).map(|i| due(&c2, now, 10 + i)).collect();
+    let of_d1 = due(&d1, now, 500);
+    store.queue_deliveries(&of_c1).await.unwrap();
+    store.queue_deliveries(&of_c2).await.unwrap();
+    store
+        .queue_deliveries(std::slice::from_ref(&of_d1))
+        .await
+        .unwrap();
+    let claimed = store
+        .claim_deliveries(
+            at,
+            later(now, 60),
+            &ClaimRules {
+                per_workspace: 2,
+                skip_workspaces: &[a, b],
+                ..ClaimRules::any(100)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&claimed),
+        set(vec![of_c1[0].id, of_c2[0].id, of_d1.id]),
+        "each of c's webhooks once, and d"
+    );
+
+    // Retention: done deliveries tried before the cut go, pending and later ones stay.
+    let tried = |at: Timestamp, error: Option<&str>| Attempt {
+        at,
+        status: Some(if error.is_some() { 500 } else { 204 }),
+        error: error.map(Into::into),
+    };
+    store
+        .record_attempt(backlog[0].id, &tried(later(now, 1), None), None)
+        .await
+        .unwrap();
+    store
+        .record_attempt(first_of_fast.id, &tried(later(now, 1), Some("down")), None)
+        .await
+        .unwrap();
+    store
+        .record_attempt(backlog[1].id, &tried(later(now, 100), None), None)
+        .await
+        .unwrap();
+    store
+        .record_attempt(
+            backlog[2].id,
+            &tried(later(now, 1), Some("down")),
+            Some(later(now, 30)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.purge_deliveries(later(now, 50)).await.unwrap(), 2);
+    let left: Vec<Uuid> = store
+        .list_deliveries(a, slow.id, 100)
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.id)
+        .collect();
+    assert_eq!(left.len(), 9, "the delivered one went");
+    assert!(left.contains(&backlog[1].id) && left.contains(&backlog[2].id));
+    assert!(
+        store
+            .list_deliveries(b, fast.id, 10)
+            .await
+            .unwrap()
+            .is_empty()
     );
 }

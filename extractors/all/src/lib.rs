@@ -15,18 +15,19 @@ use inlet_extract_text as _;
 use inlet_extract_xls as _;
 
 /// OCR of images and scanned pages: its settings, status and the image test the server uses to
-/// pick the OCR pool.
+/// pick an image's time budget.
 pub use inlet_extract_ocr as ocr;
 
 use std::{
     collections::HashMap,
     io::Cursor,
     panic::{AssertUnwindSafe, catch_unwind},
-    sync::OnceLock,
+    sync::{Arc, OnceLock},
 };
 
 use inlet_core::extract::{
-    DocumentMetadata, ExtractError, ExtractorInfo, Limits, NestedExtract, Probe, Registry, TextSink,
+    DocumentMetadata, ExtractError, ExtractorInfo, Limits, NestedExtract, Probe, Registry,
+    TextSink, Turns,
 };
 
 /// Entry names read from a container at most (a ZIP can list millions).
@@ -207,7 +208,13 @@ impl Outcome {
 /// Runs synchronously; callers run it on a blocking thread. Panics in a sniffer or extractor are
 /// caught and reported as a failure.
 pub fn extract(bytes: &[u8], limits: &Limits) -> Outcome {
-    extract_in(built(), nested, bytes, limits, true)
+    extract_in(built(), nested, bytes, limits, true, None)
+}
+
+/// [`extract`] with the caller's shared turns ([`Turns`]): OCR waits for its turn there and
+/// lends the caller's extraction slot back meanwhile (the server's fair pools).
+pub fn extract_with_turns(bytes: &[u8], limits: &Limits, turns: Arc<dyn Turns>) -> Outcome {
+    extract_in(built(), nested, bytes, limits, true, Some(turns))
 }
 
 /// [`extract`] with OCR left out of the registry, for measuring the other extractors as peers
@@ -221,6 +228,7 @@ pub fn extract_without_ocr(bytes: &[u8], limits: &Limits) -> Outcome {
         bytes,
         limits,
         false,
+        None,
     )
 }
 
@@ -233,6 +241,7 @@ fn extract_in(
     bytes: &[u8],
     limits: &Limits,
     pictures: bool,
+    turns: Option<Arc<dyn Turns>>,
 ) -> Outcome {
     if bytes.is_empty() {
         return Outcome::failed(None, EMPTY);
@@ -253,7 +262,7 @@ fn extract_in(
             return Outcome::failed(None, format!("panic while detecting: {}", message(&*panic)));
         }
     };
-    run(info, bytes, limits, nested, pictures)
+    run(info, bytes, limits, nested, pictures, turns)
 }
 
 /// Runs one extractor on `bytes` under `limits`, catching panics.
@@ -263,11 +272,15 @@ fn run(
     limits: &Limits,
     nested: NestedExtract,
     pictures: bool,
+    turns: Option<Arc<dyn Turns>>,
 ) -> Outcome {
     let format = Some(info.id);
     let mut sink = TextSink::new(limits)
         .with_nested(nested)
         .with_picture_test(ocr::is_image);
+    if let Some(turns) = turns {
+        sink = sink.with_turns(turns);
+    }
     if pictures {
         sink = sink.with_pictures(ocr::reads_document_pictures);
     }

@@ -405,14 +405,14 @@ fn panics_and_hard_failures_discard_the_text() {
         sniff: |_| 1,
         make: || Box::new(Fails(Some(|| ExtractError::Malformed("cut short".into())))),
     };
-    let outcome = run(&PANICS, b"x", &Limits::default(), nested, false);
+    let outcome = run(&PANICS, b"x", &Limits::default(), nested, false, None);
     assert_eq!(outcome.format, Some("panics"));
     assert_eq!(outcome.text, "");
     assert_eq!(outcome.failure.as_deref(), Some("panic: boom"));
-    let outcome = run(&LIMIT, b"x", &Limits::default(), nested, false);
+    let outcome = run(&LIMIT, b"x", &Limits::default(), nested, false, None);
     assert_eq!(outcome.text, "");
     assert_eq!(outcome.failure.as_deref(), Some("limit exceeded: zip bomb"));
-    let outcome = run(&MALFORMED, b"x", &Limits::default(), nested, false);
+    let outcome = run(&MALFORMED, b"x", &Limits::default(), nested, false, None);
     assert_eq!(outcome.text, "partial");
     assert_eq!(
         outcome.failure.as_deref(),

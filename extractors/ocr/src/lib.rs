@@ -308,8 +308,19 @@ impl Extractor for Ocr {
         if let Some(d) = sink.deadline() {
             deadline = deadline.min(d);
         }
-        let _permit = POOL.acquire(deadline)?;
-        run(&settings, &status.languages, input, deadline, sink)
+        match sink.turns() {
+            // The caller's fair pools: its extraction slot is lent back while OCR is waited
+            // for and runs (the turn is dropped before the slot is taken again).
+            Some(turns) => {
+                let _slot = turns.lend_slot(deadline);
+                let _turn = turns.ocr_turn(deadline).ok_or(ExtractError::TimedOut)?;
+                run(&settings, &status.languages, input, deadline, sink)
+            }
+            None => {
+                let _permit = POOL.acquire(deadline)?;
+                run(&settings, &status.languages, input, deadline, sink)
+            }
+        }
     }
 }
 

@@ -13,7 +13,10 @@ use poem_openapi::{Enum, Object, OpenApi, param::Query, payload::Json};
 use uuid::Uuid;
 
 use super::{ApiTags, dto::RecordMetadata};
-use crate::{auth::Auth, config::MAX_FEED_WAITS_PER_USER, problem::ApiError, state::AppState};
+use crate::{
+    auth::Auth, config::MAX_FEED_WAITS_PER_USER, cursors::CursorKey, problem::ApiError,
+    state::AppState,
+};
 
 /// The longest `wait`, in seconds.
 pub const MAX_WAIT_SECONDS: u64 = 30;
@@ -145,9 +148,13 @@ impl ChangesApi {
             }
             w => Duration::from_secs(w.unwrap_or(0)),
         };
+        let key = state
+            .feed_key
+            .get_or_try_init(|| CursorKey::load(state.tokens.as_ref()))
+            .await?;
         let mut cursor = match cursor.0.as_deref() {
             None => Cursor::Start,
-            Some(c) => Cursor::parse(c)?,
+            Some(c) => key.open(principal.workspace_id, c)?,
         };
         let scope = LogScope {
             workspace_id: principal.workspace_id,
@@ -175,14 +182,14 @@ impl ChangesApi {
                 .map_err(|e| {
                     let mut e = ApiError::from(e);
                     if e.status == poem::http::StatusCode::GONE {
-                        e.earliest_cursor = Some(Cursor::Start.encode());
+                        e.earliest_cursor = key.seal(principal.workspace_id, &Cursor::Start).ok();
                     }
                     e
                 })?;
             if !page.changes.is_empty() || tokio::time::Instant::now() >= deadline {
                 return Ok(Json(ChangePage {
                     changes: page.changes.into_iter().map(Change::from).collect(),
-                    cursor: page.cursor.encode(),
+                    cursor: key.seal(principal.workspace_id, &page.cursor)?,
                 }));
             }
             cursor = page.cursor;

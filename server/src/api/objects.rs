@@ -225,6 +225,7 @@ impl ObjectsApi {
         )
         .await?;
         let parts = body.parts(state.settings.max_upload_bytes).await?;
+        let workspace_id = auth.principal().workspace_id;
         let label = format!("{}/{}/{}", source_id.0, ot.id, checked.key.external_id);
         let external_url = external_url.0;
         let state = &state;
@@ -237,7 +238,7 @@ impl ObjectsApi {
                     .map_err(ApiError::internal)?;
                 let mut record = json_record(&bytes)?;
                 input::check_json("the record's JSON", &record)?;
-                let extracted = extraction::extract(state, file.file, &label).await;
+                let extracted = extraction::extract(state, workspace_id, file.file, &label).await;
                 structured::place_text(&mut record, &field.content_selector, extracted.text)?;
                 Ok(write::structured_content(
                     &ot,
@@ -256,7 +257,7 @@ impl ObjectsApi {
         );
         let file_name = file.file_name.clone();
         store(state, checked, true, async move {
-            let extracted = extraction::extract(state, file.file, &label).await;
+            let extracted = extraction::extract(state, workspace_id, file.file, &label).await;
             Ok(write::Content {
                 title,
                 file_name,
