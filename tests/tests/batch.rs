@@ -501,3 +501,58 @@ async fn an_object_type_overrides_the_guard() {
         .unwrap();
     expect_problem(resp, 404).await;
 }
+
+/// A `batch/delete` whose database fails midway (a trigger refuses the 47th record's delete on
+/// SQLite) answers the items done: the first 46 deleted (204), the rest 503 and still there; a
+/// retry of those deletes them.
+#[tokio::test]
+async fn a_delete_batch_failing_midway_answers_the_items_done() {
+    use sea_orm::ConnectionTrait;
+    let path = std::env::temp_dir().join(format!("inlet-batch-{}.db", uuid::Uuid::new_v4()));
+    let url = format!("sqlite://{}?mode=rwc", path.display());
+    let s = TestServer::start_on(&url, inlet_server::Settings::default()).await;
+    let p = s.record_source().await;
+    let ids: Vec<String> = (0..60).map(|i| format!("r{i:02}")).collect();
+    for id in &ids {
+        upload(&s, &p, id, None, "c1").await;
+    }
+    let db = sea_orm::Database::connect(&url).await.unwrap();
+    db.execute_unprepared(
+        "CREATE TRIGGER refuse_r46 BEFORE UPDATE OF removed ON records \
+         WHEN NEW.external_id = 'r46' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END",
+    )
+    .await
+    .unwrap();
+    let answer = ok_json(post(&s, &batch(&p, "delete"), json!({"externalIds": ids})).await).await;
+    let got = statuses(&answer);
+    assert_eq!(got.len(), 60);
+    assert!(got[..46].iter().all(|(_, st)| *st == 204), "{got:?}");
+    assert!(got[46..].iter().all(|(_, st)| *st == 503), "{got:?}");
+    let problem = &answer["items"][46]["problem"];
+    assert!(!problem.to_string().contains("disk I/O"), "{problem}");
+    // What the answer says is what happened: the live records are the ones answered 503.
+    let listed = ok_json(
+        s.req(Method::GET, &listing(&p))
+            .query(&[("limit", "1000")])
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let live: Vec<&str> = listed["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["externalId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        live,
+        ids[46..].iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    db.execute_unprepared("DROP TRIGGER refuse_r46")
+        .await
+        .unwrap();
+    let rest: Vec<&String> = ids[46..].iter().collect();
+    let answer = ok_json(post(&s, &batch(&p, "delete"), json!({"externalIds": rest})).await).await;
+    assert!(statuses(&answer).iter().all(|(_, st)| *st == 204));
+}
