@@ -387,7 +387,7 @@ impl TextSink {
             return Ok(());
         };
         if self.depth >= MAX_NESTING {
-            self.left_out_too_deep();
+            self.left_out();
             return Ok(());
         }
         self.depth += 1;
@@ -399,10 +399,10 @@ impl TextSink {
         }
     }
 
-    /// Records that an embedded file was left out for being [`MAX_NESTING`] files deep (for
-    /// containers that follow their own nesting, as `.msg` storages do): the text is then
-    /// reported truncated.
-    pub fn left_out_too_deep(&mut self) {
+    /// Records that part of the file was left out by a bound (an embedded file [`MAX_NESTING`]
+    /// deep in a container that follows its own nesting, as `.msg` storages do; a scanned page
+    /// too large to read): the text is then reported truncated.
+    pub fn left_out(&mut self) {
         self.left_out = true;
     }
 

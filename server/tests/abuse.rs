@@ -255,3 +255,49 @@ async fn abuse_is_bounded_on_postgres() {
     abuse_is_bounded(&schema.url).await;
     schema.drop().await;
 }
+
+/// With `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` set for the process, a webhook delivery
+/// still goes straight to the checked address: the proxy (which would resolve the name again
+/// and reach what the check refused) is never contacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_deliveries_never_go_through_an_environment_proxy() {
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let proxied = tokio::spawn(async move { proxy.accept().await.is_ok() });
+    let (port, mut arrivals) = inlet_tests::hooks::endpoint(Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("inlet.db").display()
+    );
+    let mut env = ENV.to_vec();
+    env.extend([
+        ("INLET_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ("HTTP_PROXY", proxy_url.as_str()),
+        ("HTTPS_PROXY", proxy_url.as_str()),
+        ("ALL_PROXY", proxy_url.as_str()),
+        ("http_proxy", proxy_url.as_str()),
+    ]);
+    let mut server = InletProcess::spawn(INLET, &db, &env);
+    let http = Client::new();
+    server.ready(&http).await;
+    let resp = server
+        .request(&http, Method::POST, "/webhooks", (EMAIL, TOKEN))
+        .json(
+            &json!({"url": format!("http://127.0.0.1:{port}/hook"), "events": ["source.created"]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201, "{}", resp.text().await.unwrap());
+    server
+        .record_source(&http, (EMAIL, TOKEN), "announced")
+        .await;
+    tokio::time::timeout(Duration::from_secs(20), arrivals.recv())
+        .await
+        .expect("the delivery arrives at the endpoint itself")
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!proxied.is_finished(), "the proxy was contacted");
+    proxied.abort();
+}

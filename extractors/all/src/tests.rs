@@ -754,3 +754,51 @@ fn pictures_attached_to_a_message_never_cost_it_its_own_text() {
     );
     assert!(outcome.truncated, "pictures were left out");
 }
+
+#[test]
+fn a_scanned_page_too_large_for_ocr_is_left_out_and_the_text_reported_cut() {
+    // A page that is one 22,000 × 22,000 image (the samples are never decoded: the size says
+    // enough), after a page with text.
+    let objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
+          /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"
+            .to_vec(),
+        b"<< /Length 44 >>\nstream\nBT /F1 12 Tf 72 700 Td (Harbour minutes) Tj ET\nendstream".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 6 0 R \
+          /Resources << /XObject << /Im0 7 0 R >> >> >>"
+            .to_vec(),
+        b"<< /Length 30 >>\nstream\nq 612 0 0 792 0 0 cm /Im0 Do Q\nendstream".to_vec(),
+        b"<< /Type /XObject /Subtype /Image /Width 22000 /Height 22000 /ColorSpace /DeviceGray \
+          /BitsPerComponent 8 /Filter /DCTDecode /Length 4 >>\nstream\n\xff\xd8\xff\xd9\nendstream"
+            .to_vec(),
+    ];
+    let mut pdf = b"%PDF-1.7\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        pdf.extend_from_slice(body);
+        pdf.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for off in offsets {
+        pdf.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    let outcome = extract(&pdf, &Limits::default());
+    assert_eq!(outcome.format, Some("pdf"));
+    assert_eq!(outcome.failure, None);
+    assert!(outcome.text.contains("Harbour minutes"), "{}", outcome.text);
+    assert!(outcome.truncated, "the scanned page was left out");
+}

@@ -373,7 +373,7 @@ impl Message<'_, '_> {
                 };
                 inner.write(EMBEDDED_HEADER, depth + 1, sink)?;
             } else {
-                sink.left_out_too_deep();
+                sink.left_out();
             }
             return sink.line_break();
         }

@@ -102,17 +102,24 @@ fn pdf_date(raw: Option<String>) -> String {
     )
 }
 
-/// The image file of a page that is one scanned image (no text, an image over most of it).
+/// The image file of a page that is one scanned image (no text, an image over most of it):
+/// `None` for a page that is not one, `Some(None)` for a scan not read (too large, or a layout
+/// [`scan::image_file`] does not write).
 fn scanned_page(
     doc: &doc::Document<'_>,
     page: &object::Dict,
     image: Option<(object::Stream, f32)>,
-) -> Option<Vec<u8>> {
+) -> Option<Option<Vec<u8>>> {
     let (stream, area) = image?;
     let page_area = scan::page_area(doc, page)?;
-    (area >= scan::MIN_COVER * page_area)
-        .then(|| scan::image_file(doc, &stream))
-        .flatten()
+    if area < scan::MIN_COVER * page_area {
+        return None;
+    }
+    if scan::too_large(doc, &stream) {
+        // Not decoded: the text is reported truncated instead.
+        return Some(None);
+    }
+    Some(scan::image_file(doc, &stream))
 }
 
 /// Extracts the text layer of `input` into `sink`, decompressing at most the sink's
@@ -139,8 +146,13 @@ pub fn extract(input: &[u8], sink: &mut TextSink) -> Result<(), ExtractError> {
             sink.push(&text)?;
             sink.line_break()?;
         } else if scanned < scan::MAX_OCR_PAGES
-            && let Some(file) = scanned_page(&doc, page, interp.largest_image.take())
+            && let Some(scan) = scanned_page(&doc, page, interp.largest_image.take())
         {
+            let Some(file) = scan else {
+                // A scan too large for OCR (or of a layout not read): the text is not whole.
+                sink.left_out();
+                continue;
+            };
             scanned += 1;
             match sink.extract_nested("", &file) {
                 // OCR ran out of time: the pages read so far are kept, the text reported cut.

@@ -37,13 +37,16 @@ pub(crate) fn page_area(doc: &Document<'_>, page: &Dict) -> Option<f32> {
     (area.is_finite() && area > 0.0).then_some(area)
 }
 
+/// Whether the image has more pixels than OCR is given ([`MAX_SCAN_PIXELS`]).
+pub(crate) fn too_large(doc: &Document<'_>, s: &Stream) -> bool {
+    let side = |key: &[u8]| int(doc, &s.dict, key).map_or(0, |v| v.max(0) as u64);
+    side(b"Width").saturating_mul(side(b"Height")) > MAX_SCAN_PIXELS
+}
+
 /// The image as a file OCR reads, if its layout is one this module writes.
 pub(crate) fn image_file(doc: &Document<'_>, s: &Stream) -> Option<Vec<u8>> {
     let width = int(doc, &s.dict, b"Width").filter(|w| (1..=100_000).contains(w))? as u32;
     let height = int(doc, &s.dict, b"Height").filter(|h| (1..=100_000).contains(h))? as u32;
-    if u64::from(width) * u64::from(height) > MAX_SCAN_PIXELS {
-        return None;
-    }
     let (data, codec) = doc.image_data(s).ok()?;
     match codec {
         Some((name, _)) if name == b"DCTDecode" || name == b"DCT" => {
