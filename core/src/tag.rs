@@ -124,7 +124,17 @@ pub fn parse_pair(what: &str, raw: &[u8]) -> Result<(String, String)> {
     Ok((tag, value))
 }
 
-/// Parses every tag header of one upload and validates it against the object type: an unknown tag
+/// The elements of one header line in RFC 9110's list syntax (5.6.1): comma-separated, optional
+/// whitespace around each, empty elements ignored. A proxy may join repeated header lines into
+/// one such line (5.3), so both forms mean the same; a comma inside a value is percent-encoded.
+pub fn list_elements(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|b| *b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|e| !e.is_empty())
+}
+
+/// Parses every tag header of one upload (each line a list, [`list_elements`]) and validates
+/// it against the object type: an unknown tag
 /// is [`Error::NotFound`] (spec 7); a value of the wrong type or several values for a
 /// single-valued tag is [`Error::Invalid`]. Repeated identical values count once.
 pub fn parse_tags<'a>(
@@ -132,7 +142,7 @@ pub fn parse_tags<'a>(
     headers: impl IntoIterator<Item = &'a [u8]>,
 ) -> Result<Tags> {
     let mut tags = Tags::new();
-    for raw in headers {
+    for raw in headers.into_iter().flat_map(list_elements) {
         let (tag_id, raw_value) = parse_header(raw)?;
         let config = object_type.tag_config(&tag_id).ok_or_else(|| {
             Error::not_found(format!(
@@ -239,6 +249,26 @@ mod tests {
             tags["color"],
             vec![TagValue::Text("red".into()), TagValue::Text("blue".into())]
         );
+    }
+
+    #[test]
+    fn header_lines_are_lists_as_rfc_9110_says() {
+        // Repeated lines, one comma-separated line (what a proxy may make of them), and both.
+        let repeated = parse(&["color:red", "color:blue"]).unwrap();
+        assert_eq!(parse(&["color:red,color:blue"]).unwrap(), repeated);
+        assert_eq!(
+            parse(&[" color:red , ,color:blue ", "color:red"]).unwrap(),
+            repeated
+        );
+        // A comma inside a value is percent-encoded.
+        assert_eq!(
+            parse(&["color:red%2C%20white"]).unwrap()["color"],
+            vec![TagValue::Text("red, white".into())]
+        );
+        assert!(matches!(
+            parse(&["owner:a,owner:b"]),
+            Err(Error::Invalid(_))
+        ));
     }
 
     #[test]

@@ -568,3 +568,41 @@ async fn tag_values_are_percent_decoded_and_typed() {
     assert_eq!(rec["tags"]["due"], json!(["2026-11-22T00:00:00.000+00:00"]));
     assert_eq!(rec["tags"]["size"], json!(["7"]));
 }
+
+/// The tag header takes RFC 9110's list syntax: repeated lines, one comma-separated line (what a
+/// proxy may merge them into), or both, store the same tags; a comma inside a value is
+/// percent-encoded.
+#[tokio::test]
+async fn tag_headers_take_repeated_lines_and_comma_lists_alike() {
+    let s = TestServer::start().await;
+    let p = s.record_source().await;
+    let forms: [(&str, &[&str]); 3] = [
+        ("repeated", &["color:red", "color:blue"]),
+        ("merged", &["color:red, color:blue"]),
+        ("both", &["color:red,color:blue", "color:red"]),
+    ];
+    for (id, tags) in forms {
+        let resp = upload(&s, &p, id, &[], tags, "a.txt", "text").await;
+        assert_eq!(resp.status(), 201, "{id}");
+        assert_eq!(
+            record(&s, &p, id).await["tags"]["color"],
+            json!(["red", "blue"]),
+            "{id}"
+        );
+    }
+    let resp = upload(
+        &s,
+        &p,
+        "encoded",
+        &[],
+        &["color:red%2C%20white"],
+        "a.txt",
+        "t",
+    )
+    .await;
+    assert_eq!(resp.status(), 201);
+    assert_eq!(
+        record(&s, &p, "encoded").await["tags"]["color"],
+        json!(["red, white"])
+    );
+}
