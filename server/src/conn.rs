@@ -55,6 +55,10 @@ use tokio::{
 
 use crate::{config::Settings, problem::ApiError};
 
+/// Bytes of a request body left unread by an early answer that are read and dropped so the
+/// connection stays usable ([`body_idle`]); beyond them the answer closes the connection.
+pub const DRAIN_LIMIT_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Largest request head (request line and headers) read, in bytes: beyond it HTTP/1 answers 431.
 /// Also the HTTP/2 header list limit.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -458,10 +462,40 @@ pub async fn body_idle<E: Endpoint>(
             }
         }
     });
-    req.set_body(Body::from_bytes_stream(guarded));
+    // What the handler leaves unread comes back here, to be drained before the answer.
+    let unread: Unread = Arc::default();
+    let http1 = req.version() < poem::http::Version::HTTP_2;
+    let declared = req
+        .header(header::CONTENT_LENGTH)
+        .and_then(|v| v.parse::<u64>().ok());
+    req.set_body(Body::from_bytes_stream(Returned {
+        chunks: Some(guarded.boxed()),
+        ended: false,
+        unread: unread.clone(),
+    }));
     let result = next.call(req).await.map(IntoResponse::into_response);
     if !stalled.load(Ordering::Acquire) {
-        return result;
+        let rest = unread.lock().take();
+        let Some(rest) = rest else {
+            return result;
+        };
+        // An answer given before the body was read (401, 404, 413, 415, a bad parameter): the
+        // rest is read and dropped, up to a bound, so the connection can serve the client's
+        // next request; past the bound the answer says `Connection: close` and the connection
+        // closes after it. Either way a pooled client never reuses a connection that is gone.
+        let drained = match declared {
+            // Too much to be worth reading: the connection closes instead.
+            Some(len) if len > DRAIN_LIMIT_BYTES => false,
+            _ => drain(rest, DRAIN_LIMIT_BYTES).await,
+        };
+        return result.map(|mut response| {
+            if !drained && http1 {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            response
+        });
     }
     let mut response = ApiError::new(
         StatusCode::REQUEST_TIMEOUT,
@@ -475,4 +509,59 @@ pub async fn body_idle<E: Endpoint>(
         .headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     Ok(response)
+}
+
+type Chunks = futures_util::stream::BoxStream<'static, io::Result<Bytes>>;
+
+/// Where a request body the handler dropped unread is put back ([`Returned`]).
+type Unread = Arc<Mutex<Option<Chunks>>>;
+
+/// A request body that, dropped before its end, hands what is left to [`Unread`].
+struct Returned {
+    chunks: Option<Chunks>,
+    ended: bool,
+    unread: Unread,
+}
+
+impl futures_util::Stream for Returned {
+    type Item = io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let Some(chunks) = self.chunks.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let next = chunks.poll_next_unpin(cx);
+        if let Poll::Ready(None | Some(Err(_))) = &next {
+            self.ended = true;
+        }
+        next
+    }
+}
+
+impl Drop for Returned {
+    fn drop(&mut self) {
+        if !self.ended
+            && let Some(chunks) = self.chunks.take()
+        {
+            *self.unread.lock() = Some(chunks);
+        }
+    }
+}
+
+/// Reads and drops `chunks` to their end, at most `limit` bytes: whether the end was reached
+/// (each chunk still under the body's idle deadline).
+async fn drain(mut chunks: Chunks, limit: u64) -> bool {
+    let mut read = 0u64;
+    loop {
+        match chunks.next().await {
+            None => return true,
+            Some(Ok(chunk)) => {
+                read += chunk.len() as u64;
+                if read > limit {
+                    return false;
+                }
+            }
+            Some(Err(_)) => return false,
+        }
+    }
 }
