@@ -65,6 +65,72 @@ fn check_form(raw: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses what the API's operation does not declare, rather than ignore it: a query parameter
+/// (`externalchecksum` for `externalChecksum` would erase the stored checksum) or an
+/// `X-Service-Object-*` header (`X-Service-Object-Tags` would store no tags); the refusal names
+/// it and the name probably meant. OAuth endpoints are left alone (RFC 6749 3.1: unknown
+/// parameters are ignored there).
+fn check_declared(req: &Request, path: &str, query: &str) -> Result<(), String> {
+    if !path.starts_with(crate::api::PREFIX) {
+        return Ok(());
+    }
+    let Some(op) = crate::routes::find(path).and_then(|r| r.operation(req.method().as_str()))
+    else {
+        return Ok(());
+    };
+    let declared = |place: &str| -> Vec<String> {
+        op.get("parameters")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|p| p.get("in").and_then(serde_json::Value::as_str) == Some(place))
+            .filter_map(|p| p.get("name").and_then(serde_json::Value::as_str))
+            .map(str::to_string)
+            .collect()
+    };
+    let unknown =
+        |what: &str, name: &str, known: &[String]| match crate::schema::closest(name, known.iter())
+        {
+            Some(meant) => format!("unknown {what} \"{name}\"; did you mean \"{meant}\"?"),
+            None if known.is_empty() => {
+                format!("unknown {what} \"{name}\"; this operation takes none")
+            }
+            None => format!(
+                "unknown {what} \"{name}\"; this operation takes {}",
+                known.join(", ")
+            ),
+        };
+    let in_query = declared("query");
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let raw = pair.split_once('=').map_or(pair, |(n, _)| n);
+        let name = input::percent_decode("a query parameter name", &raw.replace('+', " "))
+            .map_err(|e| e.to_string())?;
+        if !in_query.contains(&name) {
+            return Err(unknown("query parameter", &name, &in_query));
+        }
+    }
+    let in_headers = declared("header");
+    for name in req.headers().keys() {
+        let name = name.as_str();
+        if name.starts_with("x-service-object-")
+            && !in_headers.iter().any(|h| h.eq_ignore_ascii_case(name))
+        {
+            let shown: String = name
+                .split('-')
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next()
+                        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                        .unwrap_or_default()
+                })
+                .collect::<Vec<_>>()
+                .join("-");
+            return Err(unknown("header", &shown, &in_headers));
+        }
+    }
+    Ok(())
+}
+
 /// Whether a JSON text may hold a `\u0000` escape (a raw NUL is invalid JSON anyway): an odd run
 /// of backslashes before `u0000`.
 fn may_hold_nul(body: &[u8]) -> bool {
@@ -113,7 +179,10 @@ fn refuse(path: &str, detail: String) -> Response {
 pub async fn check_request<E: Endpoint>(next: E, mut req: Request) -> poem::Result<Response> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or_default().to_string();
-    if let Err(detail) = check_path(&path).and_then(|()| check_form(&query, "query parameter")) {
+    if let Err(detail) = check_path(&path)
+        .and_then(|()| check_form(&query, "query parameter"))
+        .and_then(|()| check_declared(&req, &path, &query))
+    {
         return Ok(refuse(&path, detail));
     }
     let media = media_type(&req);

@@ -95,7 +95,10 @@ fn distance(a: &str, b: &str) -> usize {
 }
 
 /// The known name an unknown one was probably meant to be.
-fn closest<'a>(unknown: &str, known: impl Iterator<Item = &'a String>) -> Option<&'a String> {
+pub(crate) fn closest<'a>(
+    unknown: &str,
+    known: impl Iterator<Item = &'a String>,
+) -> Option<&'a String> {
     let lower = unknown.to_lowercase();
     known
         .map(|k| {
@@ -151,6 +154,26 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
     match value {
         Value::Object(map) => {
             let props = schema.get("properties").and_then(Value::as_object);
+            // An unknown (often misspelled) field first: it is usually why a required one
+            // seems missing (`{"opration": "START"}`).
+            if let Some(props) = props
+                && let Some(name) = map.keys().find(|name| !props.contains_key(*name))
+            {
+                let place = if at.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {at}")
+                };
+                return Err(match closest(name, props.keys()) {
+                    Some(meant) => {
+                        format!("unknown field \"{name}\"{place}; did you mean \"{meant}\"?")
+                    }
+                    None => format!(
+                        "unknown field \"{name}\"{place}; the fields are {}",
+                        props.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
             if let Some(required) = schema.get("required").and_then(Value::as_array) {
                 for name in required.iter().filter_map(Value::as_str) {
                     if !map.contains_key(name) {
@@ -163,20 +186,7 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
             };
             for (name, item) in map {
                 let Some(prop) = props.get(name) else {
-                    let place = if at.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" in {at}")
-                    };
-                    return Err(match closest(name, props.keys()) {
-                        Some(meant) => {
-                            format!("unknown field \"{name}\"{place}; did you mean \"{meant}\"?")
-                        }
-                        None => format!(
-                            "unknown field \"{name}\"{place}; the fields are {}",
-                            props.keys().cloned().collect::<Vec<_>>().join(", ")
-                        ),
-                    });
+                    continue;
                 };
                 let required = schema
                     .get("required")

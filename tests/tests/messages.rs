@@ -340,3 +340,85 @@ async fn credential_mistakes_say_which_scheme_goes_where() {
     assert!(d.contains("no tokens were issued from it"), "{d}");
     assert!(!d.contains("are revoked"), "{d}");
 }
+
+/// Nothing sent is silently dropped (issue 38, point 2): an unknown query parameter or
+/// `X-Service-Object-*` header answers 400 naming it and the name probably meant, before
+/// anything is written; a JSON body's unknown field is reported before missing ones.
+#[tokio::test]
+async fn unknown_parameters_and_headers_are_refused_with_the_name_meant() {
+    let s = TestServer::start().await;
+    let p = s.record_source().await;
+    let upload = |query: &[(&str, &str)], header: Option<(&str, &str)>| {
+        let mut req = s
+            .req(Method::PUT, &format!("{}/file", p.object("doc")))
+            .query(query)
+            .multipart(inlet_tests::file_form("doc.txt", b"text".to_vec()));
+        if let Some((name, value)) = header {
+            req = req.header(name, value);
+        }
+        req.send()
+    };
+    let resp = upload(&[("externalChecksum", "v1")], None).await.unwrap();
+    assert_eq!(resp.status(), 201);
+    // A misspelled parameter would have erased the stored checksum.
+    let detail = expect_problem(
+        upload(&[("externalchecksum", "v2")], None).await.unwrap(),
+        400,
+    )
+    .await;
+    assert_eq!(
+        detail,
+        "unknown query parameter \"externalchecksum\"; did you mean \"externalChecksum\"?"
+    );
+    let meta: Value = s
+        .req(Method::GET, &format!("{}/metadata", p.object("doc")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(meta["externalChecksum"], "v1", "nothing was written");
+    let detail = expect_problem(
+        upload(&[], Some(("X-Service-Object-Tags", "color:red")))
+            .await
+            .unwrap(),
+        400,
+    )
+    .await;
+    assert_eq!(
+        detail,
+        "unknown header \"X-Service-Object-Tags\"; did you mean \"X-Service-Object-Tag\"?"
+    );
+    for (query, says) in [
+        ("sourceid", "did you mean \"sourceId\"?"),
+        ("query", "did you mean \"q\"?"),
+    ] {
+        let resp = s
+            .req(Method::GET, "/search")
+            .query(&[(query, "x")])
+            .send()
+            .await
+            .unwrap();
+        let detail = expect_problem(resp, 400).await;
+        assert!(
+            detail.starts_with(&format!("unknown query parameter \"{query}\"")),
+            "{detail}"
+        );
+        if query == "sourceid" {
+            assert!(detail.ends_with(says), "{detail}");
+        }
+    }
+    // JSON: the misspelled field, not the required one it hides.
+    let resp = s
+        .req(Method::POST, &p.syncs())
+        .json(&json!({"opration": "START"}))
+        .send()
+        .await
+        .unwrap();
+    let detail = expect_problem(resp, 400).await;
+    assert_eq!(
+        detail,
+        "unknown field \"opration\"; did you mean \"operation\"?"
+    );
+}
