@@ -390,6 +390,9 @@ async fn unknown_parameters_and_headers_are_refused_with_the_name_meant() {
         detail,
         "unknown header \"X-Service-Object-Tags\"; did you mean \"X-Service-Object-Tag\"?"
     );
+    // An empty pair (`?=`, what some clients send for no parameters) names nothing.
+    let resp = upload(&[("", "")], None).await.unwrap();
+    assert_eq!(resp.status(), 200);
     for (query, says) in [
         ("sourceid", "did you mean \"sourceId\"?"),
         ("query", "did you mean \"q\"?"),
