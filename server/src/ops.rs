@@ -343,18 +343,31 @@ pub async fn observe<E: Endpoint>(
             (response.status(), route, response)
         }
     };
+    // A refusal's log line says why (the problem's detail: the caller's own input at most,
+    // never a credential); 5xx details are logged where they happen.
+    let reason = status
+        .is_client_error()
+        .then(|| result.data::<crate::problem::Reason>().map(|r| r.0.clone()))
+        .flatten();
     let result = with_request_id(result, &id).await;
     let seconds = start.elapsed().as_secs_f64();
     // poem reports an empty pattern when only the root nest matched (an unknown path).
     let route = route_label(&path, route.as_deref());
     metrics.request(method, &route, status.as_u16(), seconds);
-    span.in_scope(|| {
-        tracing::info!(
+    span.in_scope(|| match &reason {
+        Some(reason) => tracing::info!(
+            status = status.as_u16(),
+            route = %route,
+            ms = (seconds * 1000.0 * 1000.0).round() / 1000.0,
+            reason = %reason,
+            "request"
+        ),
+        None => tracing::info!(
             status = status.as_u16(),
             route = %route,
             ms = (seconds * 1000.0 * 1000.0).round() / 1000.0,
             "request"
-        );
+        ),
     });
     Ok(result)
 }

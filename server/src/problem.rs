@@ -172,6 +172,7 @@ impl ResponseError for ApiError {
             .status(self.status)
             .content_type(PROBLEM_JSON)
             .body(body);
+        resp.set_data(Reason(self.detail.clone()));
         if self.status == StatusCode::UNAUTHORIZED {
             let challenge = self
                 .challenge
@@ -186,6 +187,11 @@ impl ResponseError for ApiError {
         resp
     }
 }
+
+/// The detail a problem answer carries, kept on the response for the request's log line
+/// ([`crate::ops`]): an operator sees why a client's request was refused.
+#[derive(Clone)]
+pub struct Reason(pub String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {

@@ -301,3 +301,47 @@ async fn webhook_deliveries_never_go_through_an_environment_proxy() {
     assert!(!proxied.is_finished(), "the proxy was contacted");
     proxied.abort();
 }
+
+/// A refused request's log line says why (the problem's detail), so an operator sees why a
+/// connector fails; a wrong token's line does not carry the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_logged_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("inlet.db").display()
+    );
+    let mut server = InletProcess::spawn(INLET, &db, &ENV);
+    let http = Client::new();
+    server.ready(&http).await;
+    let resp = server
+        .request(&http, Method::GET, "/search", (EMAIL, TOKEN))
+        .query(&[("sourceid", "x")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let resp = server
+        .request(
+            &http,
+            Method::GET,
+            "/sources",
+            (EMAIL, "secret-wrong-token"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let log = server.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("status=400") && l.contains("route=/api/v1/search"))
+        .unwrap_or_else(|| panic!("no 400 line:\n{log}"));
+    assert!(
+        line.contains("reason=unknown query parameter \"sourceid\""),
+        "{line}"
+    );
+    assert!(log.contains("status=401"), "{log}");
+    assert!(!log.contains("secret-wrong-token"), "{log}");
+}
