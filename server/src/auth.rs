@@ -395,7 +395,49 @@ pub async fn bootstrap(
     if let Some(token) = &env.api_token {
         ensure_token(tokens, &user, token).await?;
     }
+    if let Some(password) = &env.password {
+        // The password is set at creation only: a later one that differs is said, not applied.
+        let (hash, given) = (user.password_hash.clone(), password.clone());
+        let same = tokio::task::spawn_blocking(move || {
+            crate::credentials::password_matches(&hash, &given)
+        })
+        .await
+        .unwrap_or(true);
+        if !same {
+            tracing::warn!(
+                email = %user.email,
+                "INLET_ADMIN_PASSWORD differs from the stored password and was not applied (it \
+                 is used only when the administrator is created); to change the password, run \
+                 `inlet admin reset-password --email EMAIL --password NEW`"
+            );
+        }
+    }
     Ok(None)
+}
+
+/// Sets a new browser-login password for `email` (`password`, or a new random one): the
+/// password set. [`Error::NotFound`] when there is no such user.
+pub async fn reset_password(
+    tokens: &dyn TokenStore,
+    email: &str,
+    password: Option<String>,
+) -> Result<String, Error> {
+    let user = tokens
+        .user_by_email(email)
+        .await?
+        .ok_or_else(|| Error::not_found(format!("no user with e-mail '{email}'")))?;
+    let password = password.unwrap_or_else(new_password);
+    if password.is_empty() {
+        return Err(Error::invalid("the password is empty"));
+    }
+    let given = password.clone();
+    let hash = tokio::task::spawn_blocking(move || hash_password(&given))
+        .await
+        .map_err(Error::backend)??;
+    if !tokens.set_password_hash(user.id, &hash).await? {
+        return Err(Error::not_found(format!("no user with e-mail '{email}'")));
+    }
+    Ok(password)
 }
 
 /// Makes the administrator `email` in workspace `default` with the password and token of

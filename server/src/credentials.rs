@@ -72,6 +72,15 @@ pub fn new_password() -> String {
         .collect()
 }
 
+/// Whether `password` is the one `hash` (a PHC string) was made from. CPU work (argon2): call it
+/// off the async workers.
+pub fn password_matches(hash: &str, password: &str) -> bool {
+    argon2::PasswordHash::new(hash).is_ok_and(|h| {
+        argon2::PasswordVerifier::verify_password(&Argon2::default(), password.as_bytes(), &h)
+            .is_ok()
+    })
+}
+
 /// argon2id hash (PHC string) of a password.
 pub fn hash_password(password: &str) -> Result<String, Error> {
     let salt = SaltString::encode_b64(&rand::rng().random::<[u8; 16]>())

@@ -194,6 +194,19 @@ enum AdminCommand {
         #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
         database: String,
     },
+    /// Set a user's browser-login password (a lost administrator password) and print
+    /// `{"email","password"}`; API tokens are kept.
+    ResetPassword {
+        /// The user's e-mail address.
+        #[arg(long)]
+        email: String,
+        /// The new password (generated when absent).
+        #[arg(long)]
+        password: Option<String>,
+        /// Database URL.
+        #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
+        database: String,
+    },
     /// Enable or disable OAuth2 clients for a workspace.
     Oauth {
         /// Workspace name.
@@ -278,6 +291,22 @@ async fn main() -> anyhow::Result<()> {
             )
             .await?;
             println!("{}", serde_json::to_string(&creds)?);
+            Ok(())
+        }
+        Command::Admin {
+            command:
+                AdminCommand::ResetPassword {
+                    email,
+                    password,
+                    database,
+                },
+        } => {
+            let stores = open_stores(&database).await?;
+            let password = auth::reset_password(stores.tokens.as_ref(), &email, password).await?;
+            println!(
+                "{}",
+                serde_json::json!({"email": email, "password": password})
+            );
             Ok(())
         }
         Command::Admin {

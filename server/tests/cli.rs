@@ -219,3 +219,89 @@ fn uuid_like() -> String {
             .as_nanos()
     )
 }
+
+/// A lost administrator password: `inlet admin reset-password` sets a new one (generated, or the
+/// one given) and keeps the API tokens; a later start whose `INLET_ADMIN_PASSWORD` differs from
+/// the stored password says in the log that it was not applied and how to change it, without
+/// the password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_password_is_reset_and_a_different_env_password_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("inlet.db").display()
+    );
+    let env = |password: &'static str| {
+        [
+            ("INLET_ADMIN_EMAIL", "root@example.test"),
+            ("INLET_ADMIN_API_TOKEN", "reset-test-token"),
+            ("INLET_ADMIN_PASSWORD", password),
+        ]
+    };
+    let client = reqwest::Client::new();
+    let mut first = InletProcess::spawn(INLET, &db, &env("first-password"));
+    first.ready(&client).await;
+    first.kill();
+
+    let reset = |password: Option<&str>, email: &str| {
+        let mut cmd = Command::new(INLET);
+        cmd.args([
+            "admin",
+            "reset-password",
+            "--email",
+            email,
+            "--database",
+            &db,
+        ]);
+        if let Some(p) = password {
+            cmd.args(["--password", p]);
+        }
+        cmd.output().unwrap()
+    };
+    let out = reset(None, "root@example.test");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["email"], "root@example.test");
+    assert_eq!(v["password"].as_str().unwrap().len(), 24);
+    let out = reset(Some("second-password"), "root@example.test");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["password"], "second-password");
+    let out = reset(None, "nobody@example.test");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no user with e-mail 'nobody@example.test'")
+    );
+
+    // The stored password is the one set: a start with it says nothing, one with another
+    // password says it was not applied.
+    const NOTICE: &str = "INLET_ADMIN_PASSWORD differs from the stored password";
+    let mut same = InletProcess::spawn(INLET, &db, &env("second-password"));
+    same.ready(&client).await;
+    let resp = same
+        .request(
+            &client,
+            reqwest::Method::GET,
+            "/sources",
+            ("root@example.test", "reset-test-token"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "the API token is kept");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!same.log().contains(NOTICE), "{}", same.log());
+    same.kill();
+    let mut other = InletProcess::spawn(INLET, &db, &env("third-password"));
+    other.ready(&client).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let log = other.log();
+    assert!(
+        log.contains(NOTICE) && log.contains("inlet admin reset-password"),
+        "{log}"
+    );
+    assert!(!log.contains("third-password"), "{log}");
+}

@@ -131,4 +131,13 @@ impl Accounts for MemoryStore {
             .or_insert_with(|| candidate.to_string())
             .clone())
     }
+
+    async fn set_password_hash(&self, user_id: Uuid, password_hash: &str) -> Result<bool> {
+        let mut st = self.state.lock();
+        let Some(user) = st.users.iter_mut().find(|u| u.id == user_id) else {
+            return Ok(false);
+        };
+        user.password_hash = password_hash.to_string();
+        Ok(true)
+    }
 }

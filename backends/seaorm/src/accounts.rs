@@ -217,6 +217,19 @@ impl Accounts for SeaOrmStore {
         Ok(n > 0)
     }
 
+    async fn set_password_hash(&self, user_id: Uuid, password_hash: &str) -> Result<bool> {
+        let _w = self.write_guard().await;
+        let n = exec(
+            &self.db,
+            self.stmt(
+                "UPDATE users SET password_hash = $2 WHERE id = $1",
+                vec![user_id.to_string().into(), password_hash.into()],
+            ),
+        )
+        .await?;
+        Ok(n > 0)
+    }
+
     async fn deployment_key(&self, name: &str, candidate: &str) -> Result<String> {
         {
             let _w = self.write_guard().await;

@@ -41,4 +41,7 @@ pub trait Accounts: Send + Sync + 'static {
     /// stored one is answered either way, so every replica gets the same key (the change feed
     /// encrypts its cursors with one).
     async fn deployment_key(&self, name: &str, candidate: &str) -> Result<String>;
+    /// Replaces a user's password hash (`inlet admin reset-password`); false when there is no
+    /// such user.
+    async fn set_password_hash(&self, user_id: Uuid, password_hash: &str) -> Result<bool>;
 }

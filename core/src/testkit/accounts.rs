@@ -162,3 +162,27 @@ pub async fn deployment_keys_are_stored_once(store: &dyn TokenStore) {
     );
     assert_eq!(store.deployment_key("other", "cc33").await.unwrap(), "cc33");
 }
+
+/// A user's password hash is replaced by id; an unknown id changes nothing.
+pub async fn passwords_are_reset_by_user(store: &dyn TokenStore) {
+    let ws = Workspace {
+        id: Uuid::new_v4(),
+        name: format!("reset-{}", Uuid::new_v4()),
+        oauth_enabled: false,
+        created_date: time::now(),
+    };
+    store.create_workspace(&ws).await.unwrap();
+    let user = User {
+        id: Uuid::new_v4(),
+        workspace_id: ws.id,
+        email: format!("{}@example.test", Uuid::new_v4()),
+        role: Role::Admin,
+        password_hash: "old-hash".into(),
+        created_date: time::now(),
+    };
+    store.create_user(&user).await.unwrap();
+    assert!(store.set_password_hash(user.id, "new-hash").await.unwrap());
+    let read = store.user_by_email(&user.email).await.unwrap().unwrap();
+    assert_eq!(read.password_hash, "new-hash");
+    assert!(!store.set_password_hash(Uuid::new_v4(), "x").await.unwrap());
+}

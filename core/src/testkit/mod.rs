@@ -203,6 +203,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);
         $crate::conformance_tests!(@case $make, $cleanup, identities_roundtrip, ref);
         $crate::conformance_tests!(@case $make, $cleanup, deployment_keys_are_stored_once, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, passwords_are_reset_by_user, ref);
         $crate::conformance_tests!(@case $make, $cleanup, identities_by_id_and_token_revocation, ref);
         $crate::conformance_tests!(@case $make, $cleanup, oauth_clients_roundtrip, ref);
         $crate::conformance_tests!(@case $make, $cleanup, codes_redeem_exactly_once, store);

@@ -1,7 +1,6 @@
 //! `/oauth/authorize`: request validation, the login page, the consent page and the redirect back
 //! to the client (RFC 6749 4.1.1–4.1.2), and the public logo route for the consent page.
 
-use argon2::{Argon2, PasswordHash, PasswordVerifier};
 use chrono::Duration;
 use inlet_core::{
     oauth::{self, AuthCode, CODE_SECONDS, OAuthClient, Session},
@@ -519,17 +518,9 @@ async fn verify_password(user: Option<&User>, password: String) -> bool {
 }
 
 async fn verify_hash(hash: String, password: String) -> bool {
-    tokio::task::spawn_blocking(move || {
-        PasswordHash::new(&hash)
-            .map(|h| {
-                Argon2::default()
-                    .verify_password(password.as_bytes(), &h)
-                    .is_ok()
-            })
-            .unwrap_or(false)
-    })
-    .await
-    .unwrap_or(false)
+    tokio::task::spawn_blocking(move || crate::credentials::password_matches(&hash, &password))
+        .await
+        .unwrap_or(false)
 }
 
 async fn login(
