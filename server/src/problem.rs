@@ -37,6 +37,10 @@ pub struct Problem {
     /// On a 410 of the change feed: the earliest cursor still served (a walk from the start).
     #[oai(rename = "earliestCursor", skip_serializing_if_is_none)]
     pub earliest_cursor: Option<String>,
+    /// On a 409 of `createSource`: the id of the workspace's source that already has this
+    /// externalId (to update it with `PATCH /api/v1/sources/{id}` or delete it).
+    #[oai(rename = "existingSourceId", skip_serializing_if_is_none)]
+    pub existing_source_id: Option<uuid::Uuid>,
 }
 
 /// The error of every API operation: a status and a human-readable detail.
@@ -50,6 +54,8 @@ pub struct ApiError {
     pub challenge: Option<String>,
     /// The problem's `earliestCursor` (a 410 of the change feed).
     pub earliest_cursor: Option<String>,
+    /// The problem's `existingSourceId` (a 409 of `createSource`).
+    pub existing_source_id: Option<uuid::Uuid>,
 }
 
 impl ApiError {
@@ -60,6 +66,7 @@ impl ApiError {
             detail: detail.into(),
             challenge: None,
             earliest_cursor: None,
+            existing_source_id: None,
         }
     }
 
@@ -126,6 +133,7 @@ impl ApiError {
             detail: self.detail.clone(),
             request_id: None,
             earliest_cursor: self.earliest_cursor.clone(),
+            existing_source_id: self.existing_source_id,
         }
     }
 }

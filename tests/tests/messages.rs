@@ -425,3 +425,27 @@ async fn unknown_parameters_and_headers_are_refused_with_the_name_meant() {
         "unknown field \"opration\"; did you mean \"operation\"?"
     );
 }
+
+/// A second source with an externalId the workspace uses answers 409 with the existing
+/// source's id as a field of the problem (`existingSourceId`), not only inside the sentence.
+#[tokio::test]
+async fn a_duplicate_source_names_the_existing_one_as_a_field() {
+    let s = TestServer::start().await;
+    let first = s.create_source(inlet_tests::record_source("drive")).await;
+    let resp = s
+        .req(Method::POST, "/sources")
+        .json(&inlet_tests::record_source("drive"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 409);
+    let problem: Value = resp.json().await.unwrap();
+    assert_eq!(problem["existingSourceId"], first["id"], "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains(first["id"].as_str().unwrap()),
+        "{problem}"
+    );
+}

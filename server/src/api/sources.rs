@@ -103,7 +103,24 @@ impl SourcesApi {
     ) -> Result<Created, ApiError> {
         let principal = auth.writer()?;
         let source = NewSource::from(body.0).build(principal.workspace_id, time::now())?;
-        state.records.create_source(&source).await?;
+        if let Err(e) = state.records.create_source(&source).await {
+            let mut e = ApiError::from(e);
+            if e.status == poem::http::StatusCode::CONFLICT {
+                // The source that holds the externalId, as a field: a connector needs not
+                // parse the sentence to find it.
+                e.existing_source_id = state
+                    .records
+                    .list_sources(principal.workspace_id)
+                    .await
+                    .ok()
+                    .and_then(|all| {
+                        all.into_iter()
+                            .find(|s| s.external_id == source.external_id && s.id != source.id)
+                    })
+                    .map(|s| s.id);
+            }
+            return Err(e);
+        }
         let out: super::dto::SourceOut = source.into();
         let data = poem_openapi::types::ToJSON::to_json(&out).unwrap_or_default();
         crate::webhooks::emit(
