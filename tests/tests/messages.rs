@@ -449,3 +449,29 @@ async fn a_duplicate_source_names_the_existing_one_as_a_field() {
         "{problem}"
     );
 }
+
+/// An upload to a source created without `trackStatus` answers 404 (spec) naming the request
+/// that turns it on.
+#[tokio::test]
+async fn an_untracked_source_says_how_to_turn_tracking_on() {
+    let s = TestServer::start().await;
+    let mut body = inlet_tests::record_source("untracked");
+    body["config"]["trackStatus"] = json!(false);
+    let source = s.create_source(body).await;
+    let p = inlet_tests::SourcePaths::of(&source, 0);
+    let resp = s
+        .req(Method::PUT, &format!("{}/file", p.object("a")))
+        .multipart(inlet_tests::file_form("a.txt", b"text".to_vec()))
+        .send()
+        .await
+        .unwrap();
+    let detail = expect_problem(resp, 404).await;
+    assert_eq!(
+        detail,
+        format!(
+            "this source was created without trackStatus=true and accepts no uploads; turn it \
+             on with PATCH /api/v1/sources/{} and the body {{\"trackStatus\": true}}",
+            source["id"].as_str().unwrap()
+        )
+    );
+}

@@ -70,9 +70,18 @@ pub enum Stored {
     Written(PutOutcome),
 }
 
-/// Refusal of a write to a source created without trackStatus.
+/// Refusal of a write to a source created without trackStatus (how it begins).
 pub const NOT_TRACKED: &str =
     "this source was created without trackStatus=true and accepts no uploads";
+
+/// The refusal of a write to source `id`, created without trackStatus: [`NOT_TRACKED`] and the
+/// request that turns it on.
+pub fn not_tracked(id: uuid::Uuid) -> String {
+    format!(
+        "{NOT_TRACKED}; turn it on with PATCH /api/v1/sources/{id} and the body \
+         {{\"trackStatus\": true}}"
+    )
+}
 
 /// Checks a write before its content is built: the source tracks status, the externalId,
 /// checksum, url and tags are valid, every folder a HIERARCHICAL tag names exists, and a named
@@ -86,7 +95,7 @@ pub async fn prepare(
     request: Request<'_>,
 ) -> Result<Write> {
     if !source.track_status {
-        return Err(Error::NotFound(NOT_TRACKED.into()));
+        return Err(Error::NotFound(not_tracked(source.id)));
     }
     input::check_external_id(request.external_id)?;
     if let Some(c) = request.checksum {
