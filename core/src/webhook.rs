@@ -150,6 +150,32 @@ pub struct Delivery {
     pub last_error: Option<String>,
 }
 
+impl Delivery {
+    /// A delivery `id` of `event` to `webhook`, not tried yet, due at `due`.
+    pub fn pending(
+        id: Uuid,
+        webhook: &Webhook,
+        event: Event,
+        body: String,
+        due: Timestamp,
+    ) -> Self {
+        Self {
+            id,
+            webhook_id: webhook.id,
+            workspace_id: webhook.workspace_id,
+            event,
+            body,
+            created_date: due,
+            attempts: 0,
+            state: DeliveryState::Pending,
+            next_attempt: Some(due),
+            last_attempt: None,
+            last_status: None,
+            last_error: None,
+        }
+    }
+}
+
 /// How an attempt went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
@@ -280,20 +306,7 @@ pub async fn queue_event(
         .filter(|w| w.events.contains(&event))
         .map(|w| {
             let id = Uuid::new_v4();
-            Delivery {
-                id,
-                webhook_id: w.id,
-                workspace_id,
-                event,
-                body: delivery_body(id, event, now, data),
-                created_date: now,
-                attempts: 0,
-                state: DeliveryState::Pending,
-                next_attempt: Some(now),
-                last_attempt: None,
-                last_status: None,
-                last_error: None,
-            }
+            Delivery::pending(id, &w, event, delivery_body(id, event, now, data), now)
         })
         .collect();
     if !deliveries.is_empty() {

@@ -39,39 +39,9 @@ async fn start(env: &[(&str, &str)]) -> (InletProcess, Client) {
 
 /// Uploads `bytes` as a file of a new source and answers the stored record.
 async fn upload(server: &InletProcess, client: &Client, bytes: Vec<u8>) -> Value {
-    let api = &server.api;
-    let source: Value = client
-        .post(format!("{api}/sources"))
-        .basic_auth(EMAIL, Some(TOKEN))
-        .json(&json!({
-            "definition": {"type": "CUSTOM"},
-            "externalId": format!("scans-{}", uuid::Uuid::new_v4()),
-            "config": {"type": "CUSTOM", "name": "Scans", "trackStatus": true,
-                "specification": {"application": {"objectTypes": [
-                    {"name": "Files", "externalId": "files", "sourceDataType": "RECORD"}]}}}
-        }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let ot = format!(
-        "{api}/sources/{}/objecttypes/{}",
-        source["id"].as_str().unwrap(),
-        source["sourceObjectTypes"][0]["id"].as_str().unwrap()
-    );
-    let form = Form::new().part("file", Part::bytes(bytes).file_name("scan.png"));
-    let resp = client
-        .put(format!("{ot}/objects/scan/file"))
-        .basic_auth(EMAIL, Some(TOKEN))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
+    let (_, _, object) = upload_as(&server.api, client, (EMAIL, TOKEN), "scan.png", bytes).await;
     client
-        .get(format!("{ot}/objects/scan"))
+        .get(object)
         .basic_auth(EMAIL, Some(TOKEN))
         .send()
         .await
@@ -251,14 +221,14 @@ fn read_chars(answer: &Value) -> u64 {
 }
 
 /// Uploads `bytes` as `name` to a new source of the user `(email, token)` through the API at
-/// `api`: the answer (asserted 201) and how long it took.
+/// `api`: the answer (asserted 201), how long it took, and the record's URL.
 async fn upload_as(
     api: &str,
     client: &Client,
     (email, token): (&str, &str),
     name: &str,
     bytes: Vec<u8>,
-) -> (Value, std::time::Duration) {
+) -> (Value, std::time::Duration, String) {
     let source: Value = client
         .post(format!("{api}/sources"))
         .basic_auth(email, Some(token))
@@ -282,8 +252,9 @@ async fn upload_as(
     );
     let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string()));
     let started = std::time::Instant::now();
+    let object = format!("{ot}/objects/f");
     let resp = client
-        .put(format!("{ot}/objects/f/file"))
+        .put(format!("{object}/file"))
         .basic_auth(email, Some(token))
         .multipart(form)
         .send()
@@ -291,7 +262,7 @@ async fn upload_as(
         .unwrap();
     let took = started.elapsed();
     assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
-    (resp.json().await.unwrap(), took)
+    (resp.json().await.unwrap(), took, object)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -333,7 +304,7 @@ async fn one_workspaces_scans_hold_up_anothers_files_by_one_job_at_most() {
 
     // How long one scanned page takes here (OCRmyPDF's ccitt.pdf).
     let api = server.api.clone();
-    let (_, one_job) = upload_as(&api, &client, a, "scan.pdf", image("ccitt.pdf")).await;
+    let (_, one_job, _) = upload_as(&api, &client, a, "scan.pdf", image("ccitt.pdf")).await;
     // Workspace a sends six scans at once; b then sends a small text file and a small image.
     let scans: Vec<_> = (0..6)
         .map(|i| {
@@ -347,7 +318,7 @@ async fn one_workspaces_scans_hold_up_anothers_files_by_one_job_at_most() {
         })
         .collect();
     tokio::time::sleep(one_job / 2).await;
-    let (text, text_took) = upload_as(
+    let (text, text_took, _) = upload_as(
         &api,
         &client,
         b,
@@ -355,9 +326,10 @@ async fn one_workspaces_scans_hold_up_anothers_files_by_one_job_at_most() {
         b"Minutes of the harbour board, second quarter.".to_vec(),
     )
     .await;
-    let (picture, picture_took) = upload_as(&api, &client, b, "crom.png", image("crom.png")).await;
+    let (picture, picture_took, _) =
+        upload_as(&api, &client, b, "crom.png", image("crom.png")).await;
     for scan in scans {
-        let (record, _) = scan.await.unwrap();
+        let (record, _, _) = scan.await.unwrap();
         assert!(read_chars(&record) > 100, "{record}");
     }
     assert!(read_chars(&text) > 20, "{text}");

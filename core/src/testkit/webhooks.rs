@@ -209,20 +209,8 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
 
 /// A delivery of `hook` due `due_ms` after `now`.
 fn due(hook: &Webhook, now: Timestamp, due_ms: i64) -> webhook::Delivery {
-    webhook::Delivery {
-        id: Uuid::new_v4(),
-        webhook_id: hook.id,
-        workspace_id: hook.workspace_id,
-        event: Event::SyncCompleted,
-        body: "{}".into(),
-        created_date: now,
-        attempts: 0,
-        state: DeliveryState::Pending,
-        next_attempt: Some(now + chrono::TimeDelta::milliseconds(due_ms)),
-        last_attempt: None,
-        last_status: None,
-        last_error: None,
-    }
+    let at = now + chrono::TimeDelta::milliseconds(due_ms);
+    webhook::Delivery::pending(Uuid::new_v4(), hook, Event::SyncCompleted, "{}".into(), at)
 }
 
 /// A claim takes every webhook's first due delivery before any webhook's second, at most

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use inlet_core::{
     time,
-    webhook::{Delivery, DeliveryState, Event, Webhook},
+    webhook::{Delivery, Event, Webhook},
 };
 use inlet_server::Settings;
 use inlet_tests::{TestServer, bench::database};
@@ -57,19 +57,15 @@ async fn main() {
         }
         let now = time::now();
         let deliveries: Vec<Delivery> = (0..n)
-            .map(|i| Delivery {
-                id: uuid::Uuid::new_v4(),
-                webhook_id: made[i % hooks].id,
-                workspace_id: admin.workspace_id,
-                event: Event::SourceCreated,
-                body: format!("{{\"n\":{i}}}"),
-                created_date: now,
-                attempts: 0,
-                state: DeliveryState::Pending,
-                next_attempt: Some(now),
-                last_attempt: None,
-                last_status: None,
-                last_error: None,
+            .map(|i| {
+                let body = format!("{{\"n\":{i}}}");
+                Delivery::pending(
+                    uuid::Uuid::new_v4(),
+                    &made[i % hooks],
+                    Event::SourceCreated,
+                    body,
+                    now,
+                )
             })
             .collect();
         for chunk in deliveries.chunks(500) {
