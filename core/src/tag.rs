@@ -144,12 +144,9 @@ pub fn parse_tags<'a>(
     let mut tags = Tags::new();
     for raw in headers.into_iter().flat_map(list_elements) {
         let (tag_id, raw_value) = parse_header(raw)?;
-        let config = object_type.tag_config(&tag_id).ok_or_else(|| {
-            Error::not_found(format!(
-                "tag '{tag_id}' is not configured for object type '{}'",
-                object_type.external_id
-            ))
-        })?;
+        let config = object_type
+            .tag_config(&tag_id)
+            .ok_or_else(|| unknown_tag(object_type, &tag_id))?;
         let value = TagValue::parse(&raw_value, config.data_type)
             .map_err(|m| Error::invalid(format!("tag '{tag_id}': {m}")))?;
         let values = tags.entry(tag_id.clone()).or_default();
@@ -164,6 +161,51 @@ pub fn parse_tags<'a>(
         values.push(value);
     }
     Ok(tags)
+}
+
+/// How many tag ids an unknown-tag message lists at most.
+const LISTED_TAGS: usize = 20;
+
+/// The 404 for a tag the object type does not configure: it lists the type's tag ids and, where
+/// one is close (another case, a typo, or the tag's display name), says which was meant.
+fn unknown_tag(object_type: &ObjectType, tag_id: &str) -> Error {
+    let ids: Vec<&String> = object_type
+        .tag_configs
+        .iter()
+        .map(|t| &t.external_id)
+        .collect();
+    let mut message = format!(
+        "tag '{tag_id}' is not configured for object type '{}'",
+        object_type.external_id
+    );
+    if ids.is_empty() {
+        message.push_str(", which has no tags");
+        return Error::not_found(message);
+    }
+    let by_name = object_type
+        .tag_configs
+        .iter()
+        .find(|t| t.name.eq_ignore_ascii_case(tag_id))
+        .map(|t| &t.external_id);
+    let meant = by_name.or_else(|| crate::input::closest(tag_id, ids.iter().copied()));
+    match meant {
+        Some(meant) if by_name.is_some() => message.push_str(&format!(
+            "; did you mean '{meant}'? ('{tag_id}' is its display name; headers name a tag by \
+             its externalId.)"
+        )),
+        Some(meant) => message.push_str(&format!("; did you mean '{meant}'?")),
+        None => message.push('.'),
+    }
+    let mut list: Vec<String> = ids
+        .iter()
+        .take(LISTED_TAGS)
+        .map(|i| format!("'{i}'"))
+        .collect();
+    if ids.len() > LISTED_TAGS {
+        list.push(format!("and {} more", ids.len() - LISTED_TAGS));
+    }
+    message.push_str(&format!(" Its tags are {}.", list.join(", ")));
+    Error::not_found(message)
 }
 
 /// Checks a record's tags: text values are lines of at most [`crate::input::MAX_ID_BYTES`].
@@ -272,8 +314,27 @@ mod tests {
     }
 
     #[test]
-    fn unknown_tag_is_not_found() {
-        assert!(matches!(parse(&["nope:x"]), Err(Error::NotFound(_))));
+    fn unknown_tag_is_not_found_and_names_the_known_ones() {
+        let message = |header: &str| match parse(&[header]) {
+            Err(Error::NotFound(m)) => m,
+            other => panic!("{header}: {other:?}"),
+        };
+        assert_eq!(
+            message("nope:x"),
+            "tag 'nope' is not configured for object type 'files'. Its tags are 'color', \
+             'owner', 'size', 'due', 'ratio', 'flag'."
+        );
+        assert!(message("colour:red").contains("; did you mean 'color'? Its tags are"));
+        assert!(message("Owner:me").contains("did you mean 'owner'?"));
+        let mut by_name = object_type();
+        by_name.tag_configs[0].name = "Colour of the day".into();
+        let Err(Error::NotFound(m)) = parse_tags(&by_name, [&b"colour of the day:red"[..]]) else {
+            panic!("display name accepted");
+        };
+        assert!(
+            m.contains("did you mean 'color'? ('colour of the day' is its display name"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -88,18 +88,19 @@ fn check_declared(req: &Request, path: &str, query: &str) -> Result<(), String> 
             .map(str::to_string)
             .collect()
     };
-    let unknown =
-        |what: &str, name: &str, known: &[String]| match crate::schema::closest(name, known.iter())
-        {
-            Some(meant) => format!("unknown {what} \"{name}\"; did you mean \"{meant}\"?"),
-            None if known.is_empty() => {
-                format!("unknown {what} \"{name}\"; this operation takes none")
-            }
-            None => format!(
-                "unknown {what} \"{name}\"; this operation takes {}",
-                known.join(", ")
-            ),
-        };
+    let unknown = |what: &str, name: &str, known: &[String]| match inlet_core::input::closest(
+        name,
+        known.iter(),
+    ) {
+        Some(meant) => format!("unknown {what} \"{name}\"; did you mean \"{meant}\"?"),
+        None if known.is_empty() => {
+            format!("unknown {what} \"{name}\"; this operation takes none")
+        }
+        None => format!(
+            "unknown {what} \"{name}\"; this operation takes {}",
+            known.join(", ")
+        ),
+    };
     let in_query = declared("query");
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let raw = pair.split_once('=').map_or(pair, |(n, _)| n);

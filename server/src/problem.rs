@@ -300,6 +300,9 @@ fn expected(name: &str, reason: &str) -> String {
 }
 
 /// A value as a detail quotes it: JSON-escaped, at most 60 characters.
+/// How many characters of an unmatched path a 404 shows.
+const MAX_PATH_SHOWN: usize = 2048;
+
 fn quoted(value: &str) -> String {
     let cut: String = value.chars().take(60).collect();
     let more = if cut.len() < value.len() { "…" } else { "" };
@@ -421,10 +424,18 @@ pub fn explain(err: poem::Error, method: &str, path: &str, query: &str) -> poem:
             AUTH_REQUIRED.to_string()
         }
     } else if err.status() == StatusCode::NOT_FOUND {
-        format!(
-            "no endpoint {method} {}; the API reference is at /docs",
-            quoted(path)
-        )
+        let whole = serde_json::Value::String(path.chars().take(MAX_PATH_SHOWN).collect());
+        match crate::routes::split_param(path) {
+            Some((route, name, value)) => format!(
+                "no endpoint {method} {whole}; if {name} is {}, percent-encode each '/' in it \
+                 as %2F ({})",
+                serde_json::Value::String(value.clone()),
+                route
+                    .template
+                    .replace(&format!("{{{name}}}"), &value.replace('/', "%2F"))
+            ),
+            None => format!("no endpoint {method} {whole}; the API reference is at /docs"),
+        }
     } else if err.status() == StatusCode::METHOD_NOT_ALLOWED {
         let allowed: Vec<String> = crate::routes::find(path)
             .map(|r| {

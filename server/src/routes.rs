@@ -89,6 +89,25 @@ pub fn find(path: &str) -> Option<&'static Route> {
     all().iter().find(|r| r.matches(&segments))
 }
 
+/// Where `path` would match a route if one of its parameters held the extra segments: a value
+/// with an unencoded `/`. Gives the route, the parameter's name and the value it would hold.
+pub fn split_param(path: &str) -> Option<(&'static Route, &'static str, String)> {
+    let segments: Vec<&str> = path.split('/').collect();
+    all().iter().find_map(|r| {
+        let extra = segments
+            .len()
+            .checked_sub(r.params.len())
+            .filter(|e| *e > 0)?;
+        let literal_ok = |t: usize, s: usize| r.params[t].is_some() || r.literals[t] == segments[s];
+        (0..r.params.len()).find_map(|i| {
+            let name = r.params[i].as_deref()?;
+            let before = (0..i).all(|t| literal_ok(t, t));
+            let after = (i + 1..r.params.len()).all(|t| literal_ok(t, t + extra));
+            (before && after).then(|| (r, name, segments[i..=i + extra].join("/")))
+        })
+    })
+}
+
 /// Follows a `$ref` into the document's components.
 pub fn resolve(schema: &Value) -> &Value {
     let mut schema = schema;
@@ -111,6 +130,18 @@ pub fn resolve(schema: &Value) -> &Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_with_a_slash_is_found_in_its_parameter() {
+        let (route, name, value) =
+            split_param("/api/v1/sources/s/objecttypes/o/objects/a/b/c/metadata").unwrap();
+        assert_eq!(
+            route.template,
+            "/api/v1/sources/{sourceId}/objecttypes/{objectTypeId}/objects/{externalId}/metadata"
+        );
+        assert_eq!((name, value.as_str()), ("externalId", "a/b/c"));
+        assert!(split_param("/api/v1/nothing/here/at/all").is_none());
+    }
 
     #[test]
     fn paths_find_their_templates_and_parameter_names() {

@@ -74,46 +74,6 @@ fn subject(at: &str) -> &str {
     }
 }
 
-/// Edit distance, for "did you mean".
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                prev
-            } else {
-                1 + prev.min(row[j]).min(cur)
-            };
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-/// The known name an unknown one was probably meant to be.
-pub(crate) fn closest<'a>(
-    unknown: &str,
-    known: impl Iterator<Item = &'a String>,
-) -> Option<&'a String> {
-    let lower = unknown.to_lowercase();
-    known
-        .map(|k| {
-            let d = if k.to_lowercase() == lower {
-                0
-            } else {
-                distance(&lower, &k.to_lowercase())
-            };
-            (d, k)
-        })
-        .filter(|(d, k)| *d <= 2.max(k.chars().count() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
 fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
     let schema = routes::resolve(schema);
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
@@ -164,7 +124,7 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
                 } else {
                     format!(" in {at}")
                 };
-                return Err(match closest(name, props.keys()) {
+                return Err(match inlet_core::input::closest(name, props.keys()) {
                     Some(meant) => {
                         format!("unknown field \"{name}\"{place}; did you mean \"{meant}\"?")
                     }

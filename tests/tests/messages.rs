@@ -475,3 +475,101 @@ async fn an_untracked_source_says_how_to_turn_tracking_on() {
         )
     );
 }
+
+/// A tag header naming the tag by its display name, or misspelled, answers 404 (spec 7) with the
+/// object type's tag ids and the one meant.
+#[tokio::test]
+async fn an_unknown_tag_names_the_tags_there_are() {
+    let s = TestServer::start().await;
+    let p = s.record_source().await;
+    let send = |tag: &'static str| {
+        s.req(Method::PUT, &format!("{}/file", p.object("a")))
+            .header("X-Service-Object-Tag", tag)
+            .multipart(inlet_tests::file_form("a.txt", b"text".to_vec()))
+            .send()
+    };
+    let detail = expect_problem(send("Colour:red").await.unwrap(), 404).await;
+    assert_eq!(
+        detail,
+        "tag 'Colour' is not configured for object type 'docs'; did you mean 'color'? Its tags \
+         are 'color', 'size', 'due'."
+    );
+    let detail = expect_problem(send("Due:2026-01-01T00:00:00Z").await.unwrap(), 404).await;
+    assert!(detail.contains("did you mean 'due'?"), "{detail}");
+    let detail = expect_problem(send("owner:me").await.unwrap(), 404).await;
+    assert_eq!(
+        detail,
+        "tag 'owner' is not configured for object type 'docs'. Its tags are 'color', 'size', \
+         'due'."
+    );
+}
+
+/// An externalId with an unencoded `/` makes a path no operation matches: the 404 shows the
+/// whole path and says to percent-encode the slash.
+#[tokio::test]
+async fn an_unencoded_slash_is_named_with_the_fix() {
+    let s = TestServer::start().await;
+    let p = s.record_source().await;
+    let long = "reports/2026/q3/a-rather-long-folder-name/and-a-long-file-name.pdf";
+    let resp = s
+        .req(Method::GET, &format!("{}/metadata", p.object(long)))
+        .send()
+        .await
+        .unwrap();
+    let detail = expect_problem(resp, 404).await;
+    let path = format!("/api/v1{}/metadata", p.object(long));
+    assert_eq!(
+        detail,
+        format!(
+            "no endpoint GET \"{path}\"; if externalId is \"{long}\", percent-encode each '/' \
+             in it as %2F (/api/v1/sources/{{sourceId}}/objecttypes/{{objectTypeId}}/objects/\
+             {}/metadata)",
+            long.replace('/', "%2F")
+        )
+    );
+    let resp = s.req(Method::GET, "/nowhere/at/all").send().await.unwrap();
+    assert_eq!(
+        expect_problem(resp, 404).await,
+        "no endpoint GET \"/api/v1/nowhere/at/all\"; the API reference is at /docs"
+    );
+}
+
+/// An upload skipped by its unchanged checksum says so in `skipped`, including that its tags
+/// and externalUrl were not applied; a stored upload has no `skipped`.
+#[tokio::test]
+async fn a_checksum_skip_says_the_upload_changed_nothing() {
+    let s = TestServer::start().await;
+    let p = s.record_source().await;
+    let upload = |tag: &'static str| {
+        s.req(
+            Method::PUT,
+            &format!("{}/file?externalChecksum=v1", p.object("a")),
+        )
+        .header("X-Service-Object-Tag", tag)
+        .multipart(inlet_tests::file_form("a.txt", b"text".to_vec()))
+        .send()
+    };
+    let first = upload("color:red").await.unwrap();
+    assert_eq!(first.status(), 201);
+    let first: Value = first.json().await.unwrap();
+    assert!(first.get("skipped").is_none(), "{first}");
+    let again = upload("color:blue").await.unwrap();
+    assert_eq!(again.status(), 200);
+    let again: Value = again.json().await.unwrap();
+    assert_eq!(again["skipped"]["reason"], "CHECKSUM_UNCHANGED", "{again}");
+    let detail = again["skipped"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("tags and externalUrl were not applied"),
+        "{detail}"
+    );
+    assert_eq!(again["version"], first["version"]);
+    let stored: Value = s
+        .req(Method::GET, &p.object("a"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(stored["tags"]["color"], json!(["red"]), "{stored}");
+}

@@ -583,6 +583,42 @@ pub struct RecordMetadata {
     /// absent otherwise.
     #[oai(skip_serializing_if_is_none)]
     pub removed: Option<bool>,
+    /// Present only on an upload skipped because its `externalChecksum` equals the stored one
+    /// (spec 4.4): the content was not read, and the upload's tag headers and `externalUrl` were not
+    /// applied; the record keeps its stored ones. An addition to spec 2.4.
+    #[oai(skip_serializing_if_is_none)]
+    pub skipped: Option<SkippedOut>,
+}
+
+/// Why an upload was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SkipReason {
+    /// The upload's `externalChecksum` equals the stored checksum.
+    ChecksumUnchanged,
+}
+
+/// Why an upload stored nothing new.
+#[derive(Debug, Clone, Object)]
+#[oai(rename_all = "camelCase")]
+pub struct SkippedOut {
+    /// Why the upload was skipped.
+    pub reason: SkipReason,
+    /// The same in a sentence, with what to do to replace the tags or URL.
+    pub detail: String,
+}
+
+impl SkippedOut {
+    /// The skip of an upload whose checksum equals the stored one.
+    pub fn checksum_unchanged() -> Self {
+        Self {
+            reason: SkipReason::ChecksumUnchanged,
+            detail: "externalChecksum equals the stored checksum, so the content was not read and \
+                     this upload's tags and externalUrl were not applied (the stored ones are \
+                     kept); upload with a new externalChecksum, or without one, to replace them"
+                .into(),
+        }
+    }
 }
 
 impl From<&Record> for RecordMetadata {
@@ -600,6 +636,7 @@ impl From<&Record> for RecordMetadata {
             },
             extraction: None,
             removed: None,
+            skipped: None,
         }
     }
 }

@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::{
     ApiTags,
-    dto::{ExtractionOut, RecordMetadata, RecordOut},
+    dto::{ExtractionOut, RecordMetadata, RecordOut, SkippedOut},
     object_type,
 };
 use crate::{
@@ -140,7 +140,12 @@ where
 {
     let scope = checked.key.scope;
     let outcome = match write::store(&*state.records, checked, build).await? {
-        write::Stored::Unchanged(record) => return Ok(Uploaded::Ok(Json((&record).into()))),
+        write::Stored::Unchanged(record) => {
+            return Ok(Uploaded::Ok(Json(RecordMetadata {
+                skipped: Some(SkippedOut::checksum_unchanged()),
+                ..RecordMetadata::from(&record)
+            })));
+        }
         write::Stored::Written(outcome) => outcome,
     };
     let extraction = &outcome.record.extraction;
