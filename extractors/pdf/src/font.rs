@@ -45,6 +45,63 @@ pub(crate) struct Font {
     pub(crate) size_scale: f32,
 }
 
+/// A Type 3 font's glyph size relative to the font size. Its glyph space is the font's own, so
+/// the size of an em is unknown without drawing the glyphs; as pdftotext does, it is guessed from
+/// an advance: an `m` is about 0.6 em wide, another letter or any glyph about 0.5 em. Word gaps
+/// and the overlap that marks a glyph drawn twice are measured against this size, so a guess
+/// from the matrix alone (a glyph assumed 1000 units tall) ran words together and dropped
+/// doubled letters where the glyph space is not 1000 units to the em. `widths` are in text space (NaN where the font gives none); `matrix_x` and
+/// `matrix_y` are the FontMatrix's scales.
+fn type3_size_scale(
+    names: &[Option<Vec<u8>>],
+    text: &[Option<Box<str>>],
+    widths: &[f32],
+    matrix_x: f32,
+    matrix_y: f32,
+) -> f32 {
+    let width = |code: usize| {
+        widths
+            .get(code)
+            .copied()
+            .filter(|w| w.is_finite() && *w > 0.0)
+    };
+    let one_char = |code: usize| -> Option<char> {
+        let name = names.get(code)?.as_deref();
+        let from_name = name.filter(|n| n.len() == 1).map(|n| char::from(n[0]));
+        from_name.or_else(|| {
+            let t = text.get(code)?.as_deref()?;
+            let mut chars = t.chars();
+            chars.next().filter(|_| chars.next().is_none())
+        })
+    };
+    let codes = 0..widths.len().min(names.len());
+    let em = codes
+        .clone()
+        .find(|&c| one_char(c) == Some('m'))
+        .and_then(|c| width(c).map(|w| w / 0.6))
+        .or_else(|| {
+            codes
+                .clone()
+                .filter(|&c| one_char(c).is_some_and(|ch| ch.is_ascii_alphabetic()))
+                .find_map(|c| width(c).map(|w| w / 0.5))
+        })
+        .or_else(|| {
+            codes
+                .clone()
+                .filter(|&c| names[c].is_some() || text.get(c).is_some_and(Option::is_some))
+                .find_map(|c| width(c).map(|w| w / 0.5))
+        });
+    // Most Type 3 fonts (matplotlib's, TeX's through dvips) draw in a 1000-unit em like other
+    // fonts; the matrix alone is right for them and stays unless the advances disagree by more
+    // than twice (a glyph space of pixels or of ems, as cairo's and some report writers' are).
+    let from_matrix = matrix_y.abs() * 1000.0;
+    let scale = match em.map(|em| em * (matrix_y / matrix_x).abs()) {
+        Some(from_advance) if !(0.5..=2.0).contains(&(from_advance / from_matrix)) => from_advance,
+        _ => from_matrix,
+    };
+    scale.clamp(0.01, 100.0)
+}
+
 /// One character code of a shown string.
 pub(crate) struct Glyph<'f> {
     /// Its text (empty when unknown).
@@ -172,15 +229,6 @@ impl Font {
         } else {
             0.001
         };
-        let size_scale = if is_type3 {
-            let m = doc
-                .get_in(dict, b"FontMatrix")
-                .and_then(|m| m.as_array().and_then(|a| a.get(3).and_then(Object::as_f32)))
-                .unwrap_or(0.001);
-            (m.abs() * 1000.0).clamp(0.01, 100.0)
-        } else {
-            1.0
-        };
         let missing = descriptor
             .and_then(|d| d.get(b"MissingWidth"))
             .and_then(Object::as_f32)
@@ -205,6 +253,16 @@ impl Font {
                 }
             }
         }
+        let size_scale = if is_type3 {
+            let matrix_y = doc
+                .get_in(dict, b"FontMatrix")
+                .and_then(|m| m.as_array().and_then(|a| a.get(3).and_then(Object::as_f32)))
+                .filter(|v| v.is_finite() && *v != 0.0)
+                .unwrap_or(scale);
+            type3_size_scale(&names, &simple, &widths, scale, matrix_y)
+        } else {
+            1.0
+        };
         for (code, slot) in widths.iter_mut().enumerate() {
             if slot.is_nan() || (*slot == 0.0 && std14.is_some()) {
                 let from_std = std14.and_then(|table| {

@@ -1,5 +1,5 @@
 //! Real PDFs that draw text with Type 3 fonts, from other projects' test suites
-//! (`extractors/testdata/pdf`, origins and licences in its MANIFEST.tsv): token recall against
+//! and cairo (`extractors/testdata/pdf`, origins and licences in its MANIFEST.tsv): token recall against
 //! pdftotext's text of them (poppler 22.12.0, kept in `extractors/testdata/reference/pdftotext`,
 //! so no pdftotext is needed here) is at least 0.98, and text each file visibly holds is there.
 
@@ -76,4 +76,27 @@ fn form_values_without_appearances_are_read() {
     let text = text_of("pypdf-form_evince.pdf");
     assert!(text.starts_with("foo\n"), "{text:?}");
     assert!(text.contains("\nbar\n"), "{text:?}");
+}
+
+/// cairo's Type 3 fonts draw in pixels (FontMatrix [1 0 0 -1 0 0]): word gaps and the overlap
+/// that marks a glyph drawn twice are measured against an em guessed from the advances, so
+/// doubled letters and spaces survive (`installation`, not `instalation`; `X11 Window`, not
+/// `X1 Window`) and each line stays a line.
+#[test]
+fn type3_fonts_in_pixels_keep_doubled_letters_and_word_gaps() {
+    let text = text_of("cairo-type3-bitmap.pdf");
+    for expected in [
+        "generating and installing Terminus",
+        "Font for Linux console, X11 Window System and Microsoft Windows.",
+        "The character set covers about 120 language sets and supports",
+        "The commands:",
+        "$ make -j8",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.trim() == expected || l.contains(expected)),
+            "{expected:?} not in {text}"
+        );
+    }
+    assert!(!text.contains("instaling"), "{text}");
 }
