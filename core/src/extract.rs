@@ -363,6 +363,12 @@ impl TextSink {
         self.nested.is_some() && self.picture_reader.is_some_and(|reads| reads())
     }
 
+    /// Whether embedded files are read ([`TextSink::with_nested`]), so an extractor can hand
+    /// a part to the registry (an e-mail's HTML body) instead of a rougher reading of its own.
+    pub fn reads_nested(&self) -> bool {
+        self.nested.is_some()
+    }
+
     /// The same sink, able to extract embedded files through `nested`.
     pub fn with_nested(mut self, nested: NestedExtract) -> Self {
         self.nested = Some(nested);

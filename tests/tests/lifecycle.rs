@@ -249,7 +249,9 @@ async fn full_sync_lifecycle(s: TestServer) {
     )
     .await;
     assert_eq!(resp.status(), 200);
-    let same: Value = resp.json().await.unwrap();
+    let mut same: Value = resp.json().await.unwrap();
+    assert_eq!(same["skipped"]["reason"], "CHECKSUM_UNCHANGED", "{same}");
+    same.as_object_mut().unwrap().remove("skipped");
     let mut current = meta.clone();
     // No file was read, so the answer has no extraction outcome.
     current.as_object_mut().unwrap().remove("extraction");

@@ -170,6 +170,34 @@ fn snippets_mark_matches_and_escape() {
     assert!(snippet.contains("&lt;b&gt;"), "{snippet}");
 }
 
+/// A query word analysis splits (`ASN.1` is `asn` then `1`) is marked where its parts stand
+/// together, as one mark; its parts alone elsewhere are not marked. A plain word is marked
+/// wherever it stands, a quoted phrase only whole.
+#[test]
+fn snippets_mark_the_query_words_not_every_fragment_of_them() {
+    let text = "Section 1 defines ASN.1 encoding rules; ASN tools and 1.1 versions differ, \
+                and asn.1 again. The harbour report and the report on a harbour.";
+    let index = index_with(vec![doc(1, "a.txt", text)]);
+    let snippet = |q: &str| {
+        index.search(&query(q)).expect("search").hits[0]
+            .snippet
+            .clone()
+    };
+    let s = snippet("ASN.1");
+    assert_eq!(s.matches("<mark>").count(), 2, "{s}");
+    assert!(s.contains("<mark>ASN.1</mark> encoding"), "{s}");
+    assert!(s.contains("<mark>asn.1</mark> again"), "{s}");
+    assert!(
+        !s.contains("<mark>1</mark>") && !s.contains("<mark>ASN</mark>"),
+        "{s}"
+    );
+    let s = snippet("\"harbour report\"");
+    assert_eq!(s.matches("<mark>").count(), 1, "{s}");
+    assert!(s.contains("<mark>harbour report</mark>"), "{s}");
+    let s = snippet("harbour");
+    assert_eq!(s.matches("<mark>harbour</mark>").count(), 2, "{s}");
+}
+
 #[test]
 fn tag_filters_and_exact_facets() {
     let mut docs = Vec::new();

@@ -39,6 +39,15 @@ pub const UNRECOGNIZED: &str = "unrecognized format";
 /// Failure reason for empty input.
 pub const EMPTY: &str = "empty file";
 
+/// Failure reason of a whole read of format `id` that gave no characters (a read cut short says
+/// so in `truncated`): a record that search can never find always says why.
+pub fn no_text(id: &str) -> String {
+    format!(
+        "no text found: the file was read as {id} and holds no characters of text (only \
+         pictures, drawings, markup or empty parts)"
+    )
+}
+
 const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const OLE2_MAGIC: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
 
@@ -289,6 +298,11 @@ fn run(
         let mut metadata = sink.metadata().clone();
         let truncated = sink.is_truncated();
         let text = sink.into_text();
+        let failure = match failure {
+            // A cut-short read says why in `truncated`.
+            None if !truncated && text.trim().is_empty() => Some(no_text(info.id)),
+            failure => failure,
+        };
         if metadata.language.is_none() {
             metadata.language = detect_language(&text);
         }

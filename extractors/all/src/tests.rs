@@ -506,6 +506,66 @@ fn huge_inputs_of_every_format_stop_at_the_cap() {
     }
 }
 
+/// A multipart/mixed message whose body is a text part and an HTML part with other words (a
+/// corpus page of two tables): every word of the HTML part is found, cells kept apart as the
+/// HTML extractor keeps them, after the text part.
+#[test]
+fn every_body_part_of_a_mixed_message_is_read() {
+    let html = corpus("html/simple_table.html");
+    let html = String::from_utf8(html).expect("UTF-8 page");
+    let mail = format!(
+        "From: Ann <ann@example.test>\r\nTo: Bob <bob@example.test>\r\nSubject: Stock\r\n\
+         MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+         --b\r\nContent-Type: text/plain\r\n\r\nThe figures are below.\r\n\
+         --b\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{}\r\n--b--\r\n",
+        html.replace('\n', "\r\n")
+    );
+    let outcome = extract(mail.as_bytes(), &Limits::default());
+    assert_eq!(outcome.format, Some("eml"));
+    let text = &outcome.text;
+    let at = text.find("The figures are below.").expect("the text part");
+    let standalone = extract(html.as_bytes(), &Limits::default()).text;
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let ours = words(&text[at..]);
+    let expected = words(&standalone);
+    assert!(expected.len() > 30, "{standalone}");
+    for word in &expected {
+        assert!(ours.contains(word), "{word:?} missing from {text}");
+    }
+}
+
+/// A file read without error that gives no characters says why in `failure`, so a record
+/// search can never find is reported: CPython's Expat regression file is one `<a>` element
+/// whose text is all in an attribute, read as HTML (extractors/testdata/MANIFEST.tsv).
+#[test]
+fn a_read_that_gives_no_text_says_why() {
+    let outcome = extract(&testdata("xml/expat224_utf8_bug.xml"), &Limits::default());
+    assert_eq!(outcome.format, Some("html"));
+    assert_eq!(outcome.text.trim(), "");
+    assert_eq!(outcome.failure, Some(no_text("html")));
+    assert!(
+        no_text("html").starts_with("no text found: the file was read as html"),
+        "{}",
+        no_text("html")
+    );
+    // As XML, its attribute is its text.
+    let xml = run(
+        registry().get("xml").expect("xml extractor"),
+        &testdata("xml/expat224_utf8_bug.xml"),
+        &Limits::default(),
+        nested,
+        false,
+        None,
+    );
+    assert_eq!(xml.failure, None);
+    assert!(xml.text.contains("古人咏雪"), "{}", xml.text.len());
+}
+
 /// A real message from CPython's e-mail tests (extractors/mail/tests/data/README.md).
 fn mail_sample(name: &str) -> Vec<u8> {
     let path = format!("{}/../mail/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -170,21 +170,21 @@ impl Extractor for Mail {
             date: message.date().map(|d| d.to_rfc3339()),
         }
         .write(sink)?;
-        // Every text part of the message in order; HTML parts (without a text alternative)
-        // through the registry's HTML extractor.
-        let mut wrote_body = false;
+        // Every body part of the message in order: each part of a multipart/mixed (text and
+        // HTML alike), one of each multipart/alternative (its text, else its HTML). HTML goes
+        // through the registry's HTML extractor, which keeps table cells and blocks apart and
+        // reads the title; mail-parser's own conversion is the fallback without a registry.
         for i in 0..message.text_body_count() {
-            if let Some(text) = message.body_text(i) {
-                sink.push(text.trim_end())?;
-                sink.line_break()?;
-                wrote_body = true;
-            }
-        }
-        if !wrote_body {
-            for i in 0..message.html_body_count() {
-                if let Some(html) = message.body_html(i) {
+            let Some(part) = message.text_part(i as u32) else {
+                continue;
+            };
+            if part.is_text_html() && sink.reads_nested() {
+                if let Some(html) = part.text_contents() {
                     sink.extract_nested("", html.as_bytes())?;
                 }
+            } else if let Some(text) = message.body_text(i) {
+                sink.push(text.trim_end())?;
+                sink.line_break()?;
             }
         }
         for part in message.attachments() {

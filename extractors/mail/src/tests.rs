@@ -38,6 +38,8 @@ fn every_part_in_every_transfer_encoding_is_read() {
     assert!(text.contains("Date: 2001-04-20T19:35:02-04:00"), "{text}");
     for line in [
         "This is a 7bit encoded message.",
+        // The multipart/mixed's HTML part, between its text parts.
+        "\u{a1}This is a Quoted Printable encoded message!",
         "This is a Base64 encoded message.",
         "This has no Content-Transfer-Encoding: header.",
     ] {

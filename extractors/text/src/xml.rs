@@ -1,11 +1,13 @@
 //! XML (`xml`): text and CDATA nodes in document order, one per line, whitespace collapsed and
-//! whitespace-only nodes skipped. Attributes, comments and processing instructions are left out.
+//! whitespace-only nodes skipped; a document without text nodes (data held in attributes) gives
+//! its attribute values instead, one element per line. Comments and processing instructions are
+//! left out.
 //! Entities are not expanded from the DTD (no external fetches, no "billion laughs"): the
 //! predefined ones and character references are resolved, a few common HTML ones too, and any
 //! other is kept raw as `&name;`.
 
 use inlet_core::extract::{ExtractError, Extractor, ExtractorInfo, Probe, TextSink};
-use quick_xml::{Reader, escape::resolve_xml_entity, events::Event};
+use quick_xml::{Reader, XmlVersion, escape::resolve_xml_entity, events::Event};
 
 use crate::{decode, html, markup, words::Words};
 
@@ -23,33 +25,66 @@ impl Extractor for Xml {
             .map(str::to_owned);
         let detected = decode::prefer_declared(input, detected, label.as_deref());
         let text = decode::decode_all(input, &detected);
-        let mut reader = Reader::from_str(&text);
-        let config = reader.config_mut();
-        // Read what is there rather than reject sloppy documents.
-        config.check_end_names = false;
-        config.allow_unmatched_ends = true;
-        config.allow_dangling_amp = true;
-        let mut words = Words::default();
-        loop {
-            match reader.read_event() {
-                Ok(Event::Text(t)) => words.text(sink, &t)?,
-                Ok(Event::CData(t)) => words.text(sink, &t)?,
-                Ok(Event::GeneralRef(r)) => match r.resolve_char_ref() {
-                    Ok(Some(c)) => words.text(sink, c.encode_utf8(&mut [0; 4]))?,
-                    _ => match resolve_xml_entity(&r).or_else(|| markup::common_entity(&r)) {
-                        Some(s) => words.text(sink, s)?,
-                        None => words.text(sink, &format!("&{};", &*r))?,
-                    },
-                },
-                Ok(Event::Start(_) | Event::End(_) | Event::Empty(_)) => words.line_break(sink)?,
-                Ok(Event::Eof) => return Ok(()),
-                Ok(Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_)) => {}
-                Err(e) => {
-                    return Err(ExtractError::Malformed(format!(
-                        "{e} at byte {}",
-                        reader.error_position()
-                    )));
+        let before = sink.chars();
+        read(&text, sink, false)?;
+        if sink.chars() == before {
+            // Data held only in attributes (`<row name="Ann" city="Oslo"/>`): their values.
+            read(&text, sink, true)?;
+        }
+        Ok(())
+    }
+}
+
+/// Attributes that say how to read the document rather than what it holds.
+fn is_plumbing(key: &str) -> bool {
+    key == "xmlns"
+        || ["xmlns:", "xsi:", "xml:"]
+            .iter()
+            .any(|p| key.starts_with(p))
+}
+
+/// Writes the text nodes of `text`, and with `attributes` each element's attribute values
+/// (namespace and schema plumbing aside) on its line.
+fn read(text: &str, sink: &mut TextSink, attributes: bool) -> Result<(), ExtractError> {
+    let mut reader = Reader::from_str(text);
+    let config = reader.config_mut();
+    // Read what is there rather than reject sloppy documents.
+    config.check_end_names = false;
+    config.allow_unmatched_ends = true;
+    config.allow_dangling_amp = true;
+    let mut words = Words::default();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e) | Event::Empty(e)) if attributes => {
+                words.line_break(sink)?;
+                for attribute in e.attributes().flatten() {
+                    if is_plumbing(attribute.key.as_ref()) {
+                        continue;
+                    }
+                    let value = attribute
+                        .normalized_value(XmlVersion::Implicit1_0)
+                        .unwrap_or_else(|_| attribute.value.clone());
+                    words.text(sink, &value)?;
+                    words.space();
                 }
+            }
+            Ok(Event::Text(t)) => words.text(sink, &t)?,
+            Ok(Event::CData(t)) => words.text(sink, &t)?,
+            Ok(Event::GeneralRef(r)) => match r.resolve_char_ref() {
+                Ok(Some(c)) => words.text(sink, c.encode_utf8(&mut [0; 4]))?,
+                _ => match resolve_xml_entity(&r).or_else(|| markup::common_entity(&r)) {
+                    Some(s) => words.text(sink, s)?,
+                    None => words.text(sink, &format!("&{};", &*r))?,
+                },
+            },
+            Ok(Event::Start(_) | Event::End(_) | Event::Empty(_)) => words.line_break(sink)?,
+            Ok(Event::Eof) => return Ok(()),
+            Ok(Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_)) => {}
+            Err(e) => {
+                return Err(ExtractError::Malformed(format!(
+                    "{e} at byte {}",
+                    reader.error_position()
+                )));
             }
         }
     }
@@ -133,6 +168,27 @@ mod tests {
         assert_eq!(
             text("xml", doc),
             "Tove\nJani & co.\n<b>raw</b> and more\n&custom;\n"
+        );
+    }
+
+    /// Debian iso-codes' ISO 15924 table (extractors/testdata/MANIFEST.tsv) holds its data in
+    /// attributes only: their values are the text, one element per line, with no namespace or
+    /// schema plumbing; a document with text nodes keeps to them.
+    #[test]
+    fn data_held_in_attributes_is_read_from_them() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/xml/iso_15924.xml");
+        let doc = std::fs::read(path).expect("test document");
+        assert_eq!(detect(&doc), Some("xml"));
+        let got = text("xml", &doc);
+        for line in ["Adlm 166 Adlam", "Cyrl 220 Cyrillic", "Latn 215 Latin"] {
+            assert!(got.lines().any(|l| l == line), "{line:?} in {got}");
+        }
+        assert_eq!(got.lines().filter(|l| !l.is_empty()).count(), 182, "{got}");
+        let ns = b"<r xmlns=\"urn:x\" xmlns:xsi=\"urn:y\" xsi:type=\"t\"><e v=\"a &amp; b\"/></r>";
+        assert_eq!(text("xml", ns).trim(), "a & b");
+        assert_eq!(
+            text("xml", b"<r a=\"1\"><e>only text</e></r>").trim(),
+            "only text"
         );
     }
 
