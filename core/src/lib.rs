@@ -5,6 +5,7 @@ pub mod changes;
 pub mod error;
 pub mod extract;
 pub mod folder;
+pub mod html;
 pub mod index;
 pub mod ingest;
 pub mod input;

@@ -54,6 +54,8 @@ use tantivy::{
 };
 use uuid::Uuid;
 
+use inlet_core::html::escape;
+
 use crate::filter::TermFilter;
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store
@@ -726,21 +728,6 @@ fn lead(text: &str, chars: usize) -> String {
             format!("{}…", text[..cut].trim_end())
         }
     }
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn cap(text: &str, bytes: usize) -> &str {

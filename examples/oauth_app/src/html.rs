@@ -5,18 +5,7 @@ use crate::inlet::{Hit, SearchPage};
 
 /// Escapes text for HTML element content and double- or single-quoted attributes.
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    html_escape::encode_quoted_attribute(s).into_owned()
 }
 
 /// The link target of a record's url, escaped for an attribute; `None` unless it is an absolute
@@ -26,13 +15,9 @@ pub fn safe_href(url: &str) -> Option<String> {
     matches!(parsed.scheme(), "http" | "https").then(|| escape(parsed.as_str()))
 }
 
-/// Inverts Inlet's snippet escaping (`&`, `<`, `>`; the quotes for good measure).
+/// Inverts Inlet's snippet escaping (HTML character references).
 fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
+    html_escape::decode_html_entities(s).into_owned()
 }
 
 /// A search snippet as safe HTML: Inlet's `<mark>` / `</mark>` are kept, everything between
@@ -177,7 +162,7 @@ mod tests {
     fn escape_covers_markup_and_quotes() {
         assert_eq!(
             escape(r#"<a href="x">O'Brien & co</a>"#),
-            "&lt;a href=&quot;x&quot;&gt;O&#39;Brien &amp; co&lt;/a&gt;"
+            "&lt;a href=&quot;x&quot;&gt;O&#x27;Brien &amp; co&lt;/a&gt;"
         );
     }
 

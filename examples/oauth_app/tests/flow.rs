@@ -320,7 +320,7 @@ async fn sign_in_then_records_are_listed_escaped() {
     assert!(
         page.contains(
             "<a href=\"https://files.example.test/view?id=1&amp;mode=read\" \
-             rel=\"noopener noreferrer\">O&#39;Brien&#39;s_Q1_report.txt</a>"
+             rel=\"noopener noreferrer\">O&#x27;Brien&#x27;s_Q1_report.txt</a>"
         ),
         "{page}"
     );
@@ -333,7 +333,7 @@ async fn sign_in_then_records_are_listed_escaped() {
 
     // The start page shows the list when signed in; a search narrows it and shows the snippet.
     let start_page = html(user.get(&format!("{}/", s.app_base)).await, 200).await;
-    assert!(start_page.contains("O&#39;Brien&#39;s_Q1_report.txt"));
+    assert!(start_page.contains("O&#x27;Brien&#x27;s_Q1_report.txt"));
     let found = html(
         user.get(&format!("{}/records?q=quarterly+north", s.app_base))
             .await,
@@ -382,7 +382,7 @@ async fn a_wrong_state_is_refused_and_the_real_callback_still_works() {
     let resp = user.get(&back).await;
     assert_eq!(resp.status(), 303);
     let page = html(user.get(&format!("{}/records", s.app_base)).await, 200).await;
-    assert!(page.contains("O&#39;Brien&#39;s_Q1_report.txt"));
+    assert!(page.contains("O&#x27;Brien&#x27;s_Q1_report.txt"));
     let replay = html(user.get(&back).await, 400).await;
     assert!(replay.contains("no sign-in is in progress"), "{replay}");
 }
@@ -410,7 +410,7 @@ async fn a_refused_access_token_is_refreshed_once() {
     revoke_at_inlet(&s, &first.access_token).await;
     assert_eq!(search_status(&s, &first.access_token).await, 401);
     let page = html(user.get(&format!("{}/records", s.app_base)).await, 200).await;
-    assert!(page.contains("O&#39;Brien&#39;s_Q1_report.txt"));
+    assert!(page.contains("O&#x27;Brien&#x27;s_Q1_report.txt"));
     let second = s.app.session_tokens(&user.session_id()).unwrap();
     assert_ne!(second.access_token, first.access_token);
     assert_eq!(second.refresh_token, first.refresh_token, "kept");
@@ -432,7 +432,7 @@ async fn an_expired_access_token_is_refreshed_before_use() {
     assert!(!first.expired(), "3599 s to go");
     assert!(s.app.expire_access_token(&user.session_id()));
     let page = html(user.get(&format!("{}/records", s.app_base)).await, 200).await;
-    assert!(page.contains("O&#39;Brien&#39;s_Q1_report.txt"));
+    assert!(page.contains("O&#x27;Brien&#x27;s_Q1_report.txt"));
     let second = s.app.session_tokens(&user.session_id()).unwrap();
     assert_ne!(second.access_token, first.access_token);
     assert!(!second.expired());

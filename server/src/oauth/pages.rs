@@ -3,21 +3,7 @@
 
 use std::fmt::Write;
 
-/// Escapes text for HTML element content and double-quoted attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use inlet_core::html::escape as esc;
 
 const STYLE: &str = r#"
 *{box-sizing:border-box}
