@@ -13,7 +13,8 @@
 //! directory does: timed), and runs queries through it — common words, two-word queries, rare
 //! words, 3- and 12-word questions, a phrase, a tag-filtered query, browsing — each with and
 //! without facets (3 TAG facets), and prints p50/p95/max. (Until the SQL stores' own search was
-//! removed, the same run timed it on the same queries: docs/performance.md keeps both columns.)
+//! removed, the same run timed it on the same queries: docs/performance.md's appendix sums up
+//! the comparison; both columns are in `git show cd630ac:docs/performance.md`.)
 //!
 //! `INLET_BENCH_INDEX=<dir>` keeps the index in that directory, so a later run over a kept
 //! database catches up instead of rebuilding.
