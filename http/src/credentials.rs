@@ -58,8 +58,9 @@ pub fn hash_secret(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 
-/// A new random API token: 64 hex characters (256 bits).
-pub fn new_api_token() -> String {
+/// A new random secret (API tokens, client secrets, sessions, codes): 64 hex characters
+/// (256 bits).
+pub fn new_secret() -> String {
     hex::encode(rand::rng().random::<[u8; 32]>())
 }
 

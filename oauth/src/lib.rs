@@ -1,6 +1,7 @@
 //! The OAuth2 authorization server (spec 4.2, 4.3; DESIGN 4): the browser pages of
 //! `/oauth/authorize`, the token, revocation and introspection endpoints, the RFC 8414 metadata,
-//! client logos, and the shared rate limits.
+//! client logos, and the shared rate limits. It reads and writes through core's [`TokenStore`]
+//! only; the API server mounts [`routes`] and [`OAuthApi`] with an [`OAuthState`] as data.
 
 pub mod pages;
 mod token;
@@ -13,12 +14,27 @@ use inlet_core::{
 use std::net::IpAddr;
 
 use poem::{Request, Route, get};
-use rand::Rng;
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
-use crate::{credentials::hash_secret, problem::ApiError, state::AppState};
+use std::sync::Arc;
+
+use inlet_core::TokenStore;
+pub use inlet_http::credentials::new_secret;
+use inlet_http::{credentials::hash_secret, problem::ApiError};
 pub use token::OAuthApi;
+
+/// What the authorization server needs: the store of users, clients and tokens, and two
+/// settings. Cheap to clone.
+#[derive(Clone)]
+pub struct OAuthState {
+    /// Workspaces, users, clients, codes, sessions, tokens and the failure counters.
+    pub tokens: Arc<dyn TokenStore>,
+    /// `--public-url`: the origin the service is reached at, when given.
+    pub public_url: Option<String>,
+    /// `--trusted-proxy` networks, whose `X-Forwarded-For` names the client address.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+}
 
 /// Name of the login-session cookie.
 pub const SESSION_COOKIE: &str = "inlet_session";
@@ -54,7 +70,12 @@ pub const MAX_COUNTED_IDENTITY_BYTES: usize = 320;
 
 /// The counter key of failures of `identity` from the request's address, or `None` when the
 /// identity is too long to be real (then only the address is counted).
-pub fn identity_key(state: &AppState, kind: &str, identity: &str, req: &Request) -> Option<String> {
+pub fn identity_key(
+    state: &OAuthState,
+    kind: &str,
+    identity: &str,
+    req: &Request,
+) -> Option<String> {
     (identity.len() <= MAX_COUNTED_IDENTITY_BYTES).then(|| {
         format!(
             "{kind}:{}|{}",
@@ -78,23 +99,18 @@ impl RateRule {
     }
 
     /// `Some(seconds to wait)` when `key` has used up its failures in the current window.
-    pub async fn blocked(&self, state: &AppState, key: &str) -> Result<Option<i64>, ApiError> {
+    pub async fn blocked(&self, state: &OAuthState, key: &str) -> Result<Option<i64>, ApiError> {
         let (start, retry) = self.window();
         let n = state.tokens.rate_count(key, start).await?;
         Ok((n >= self.limit).then_some(retry))
     }
 
     /// Counts one failure against `key`.
-    pub async fn fail(&self, state: &AppState, key: &str) -> Result<(), ApiError> {
+    pub async fn fail(&self, state: &OAuthState, key: &str) -> Result<(), ApiError> {
         let (start, _) = self.window();
         state.tokens.rate_hit(key, start).await?;
         Ok(())
     }
-}
-
-/// A new random secret: 64 hex characters (256 bits).
-pub fn new_secret() -> String {
-    hex::encode(rand::rng().random::<[u8; 32]>())
 }
 
 /// Compares two secrets in constant time (for equal lengths).
@@ -104,7 +120,7 @@ pub fn secrets_equal(a: &str, b: &str) -> bool {
 
 /// The client address for per-address limits: the connection's peer, or, when the peer is a
 /// `--trusted-proxy`, the address that proxy chain reports in `X-Forwarded-For`.
-pub fn remote_key(state: &AppState, req: &Request) -> String {
+pub fn remote_key(state: &OAuthState, req: &Request) -> String {
     let Some(peer) = req.remote_addr().as_socket_addr().map(|a| a.ip()) else {
         return "unknown".into();
     };
@@ -113,7 +129,7 @@ pub fn remote_key(state: &AppState, req: &Request) -> String {
         .get_all("x-forwarded-for")
         .iter()
         .filter_map(|v| v.to_str().ok());
-    client_address(peer, forwarded, &state.settings.trusted_proxies).to_string()
+    client_address(peer, forwarded, &state.trusted_proxies).to_string()
 }
 
 /// Walks `X-Forwarded-For` from the right while the hop is a trusted proxy: the first address
@@ -144,7 +160,7 @@ fn client_address<'a>(
 
 /// The client `id` if its secret matches (constant time).
 pub async fn authenticate_client(
-    state: &AppState,
+    state: &OAuthState,
     id: &str,
     secret: &str,
 ) -> Result<Option<OAuthClient>, ApiError> {
@@ -167,18 +183,17 @@ pub struct Standing {
 /// switched off, its client is gone, or the client's scopes no longer cover any of its own
 /// (narrowing a client's scopes narrows its tokens at their next use).
 pub async fn token_standing(
-    state: &AppState,
+    tokens: &dyn TokenStore,
     token: &OAuthToken,
 ) -> Result<Result<Standing, &'static str>, ApiError> {
-    let enabled = state
-        .tokens
+    let enabled = tokens
         .workspace_by_id(token.workspace_id)
         .await?
         .is_some_and(|w| w.oauth_enabled);
     if !enabled {
         return Ok(Err("OAuth is disabled for this workspace"));
     }
-    let Some(client) = state.tokens.client(token.client_id).await? else {
+    let Some(client) = tokens.client(token.client_id).await? else {
         return Ok(Err("the token's client no longer exists"));
     };
     let scopes = oauth::parse_scopes(&token.scope);
@@ -194,10 +209,9 @@ pub async fn token_standing(
 }
 
 /// The base URL the service is reached at: `--public-url`, or the bound address when it was
-/// not given ([`crate::serve`]); never a request header, which anyone can write.
-pub fn base_url(state: &AppState) -> String {
+/// not given (the server fills it in); never a request header, which anyone can write.
+pub fn base_url(state: &OAuthState) -> String {
     state
-        .settings
         .public_url
         .as_deref()
         .unwrap_or("http://localhost")

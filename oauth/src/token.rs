@@ -29,7 +29,9 @@ use super::{
     TOKEN_FAILURES, authenticate_client, base_url, identity_key, new_secret, remote_key,
     stored_hash, token_standing,
 };
-use crate::{problem::ApiError, state::AppState};
+use inlet_http::problem::ApiError;
+
+use crate::OAuthState;
 
 #[derive(Tags)]
 enum OAuthTags {
@@ -289,7 +291,7 @@ fn client_credentials<D>(req: &Request, p: &Params<D>) -> Result<(String, String
 
 /// Common start of every endpoint: repeated parameters, rate limits, client authentication.
 async fn begin<D>(
-    state: &AppState,
+    state: &OAuthState,
     req: &Request,
     p: &Params<D>,
 ) -> Result<Result<OAuthClient, Fail>, ApiError> {
@@ -322,7 +324,11 @@ async fn begin<D>(
 }
 
 /// Counts a failed request against the client and the remote address.
-async fn count_failure<D>(state: &AppState, req: &Request, p: &Params<D>) -> Result<(), ApiError> {
+async fn count_failure<D>(
+    state: &OAuthState,
+    req: &Request,
+    p: &Params<D>,
+) -> Result<(), ApiError> {
     TOKEN_FAILURES
         .fail(state, &format!("token-ip:{}", remote_key(state, req)))
         .await?;
@@ -346,7 +352,7 @@ fn scopes_equal(a: &str, b: &str) -> bool {
 }
 
 async fn issue(
-    state: &AppState,
+    state: &OAuthState,
     kind: TokenKind,
     from: &OAuthToken,
 ) -> Result<Result<String, Fail>, ApiError> {
@@ -368,7 +374,7 @@ async fn issue(
     }
 }
 
-async fn user_email(state: &AppState, user_id: Uuid) -> Result<Result<String, Fail>, ApiError> {
+async fn user_email(state: &OAuthState, user_id: Uuid) -> Result<Result<String, Fail>, ApiError> {
     Ok(state
         .tokens
         .user_by_id(user_id)
@@ -396,7 +402,7 @@ fn burned(why: &str) -> String {
 }
 
 async fn code_grant(
-    state: &AppState,
+    state: &OAuthState,
     client: &OAuthClient,
     p: &Params<TokenRequest>,
 ) -> Result<Result<TokenResponse, Fail>, ApiError> {
@@ -496,7 +502,7 @@ async fn code_grant(
         expires_at: None,
         created_date: time::now(),
     };
-    match token_standing(state, &base).await? {
+    match token_standing(&*state.tokens, &base).await? {
         Err(why) => return Ok(Err(fail("invalid_grant", burned(why)))),
         Ok(standing) if standing.scope != code.scope => {
             return Ok(Err(fail(
@@ -519,7 +525,7 @@ async fn code_grant(
 }
 
 async fn refresh_grant(
-    state: &AppState,
+    state: &OAuthState,
     client: &OAuthClient,
     p: &Params<TokenRequest>,
 ) -> Result<Result<TokenResponse, Fail>, ApiError> {
@@ -536,7 +542,7 @@ async fn refresh_grant(
     };
     // What the token may still do: nothing once OAuth is off; less once the client's scopes
     // were narrowed (the new access token carries the narrowed scope).
-    let held = match token_standing(state, &stored).await? {
+    let held = match token_standing(&*state.tokens, &stored).await? {
         Err(why) => return Ok(Err(fail("invalid_grant", why))),
         Ok(standing) => standing.scope,
     };
@@ -658,7 +664,7 @@ impl OAuthApi {
     #[oai(path = "/oauth/token", method = "post", operation_id = "token")]
     async fn token(
         &self,
-        state: Data<&AppState>,
+        state: Data<&OAuthState>,
         req: &Request,
         params: Params<TokenRequest>,
     ) -> Result<OAuthResult<TokenResponse>, ApiError> {
@@ -690,7 +696,7 @@ impl OAuthApi {
     #[oai(path = "/oauth/revoke", method = "post", operation_id = "revokeToken")]
     async fn revoke(
         &self,
-        state: Data<&AppState>,
+        state: Data<&OAuthState>,
         req: &Request,
         params: Params<TokenLookup>,
     ) -> Result<OAuthResult<Revoked>, ApiError> {
@@ -733,7 +739,7 @@ impl OAuthApi {
     )]
     async fn introspect(
         &self,
-        state: Data<&AppState>,
+        state: Data<&OAuthState>,
         req: &Request,
         params: Params<TokenLookup>,
     ) -> Result<OAuthResult<Introspection>, ApiError> {
@@ -758,7 +764,7 @@ impl OAuthApi {
         else {
             return Ok(OAuthResult::ok(Introspection::inactive()));
         };
-        let Ok(standing) = token_standing(&state, &t).await? else {
+        let Ok(standing) = token_standing(&*state.tokens, &t).await? else {
             return Ok(OAuthResult::ok(Introspection::inactive()));
         };
         let user = state.tokens.user_by_id(t.user_id).await?;
@@ -786,7 +792,7 @@ impl OAuthApi {
         method = "get",
         operation_id = "authorizationServerMetadata"
     )]
-    async fn metadata(&self, state: Data<&AppState>) -> Json<ServerMetadata> {
+    async fn metadata(&self, state: Data<&OAuthState>) -> Json<ServerMetadata> {
         let base = base_url(&state);
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let auth_methods = strings(&["client_secret_basic", "client_secret_post"]);

@@ -21,7 +21,9 @@ use super::{
     pages::{self, AppView},
     remote_key, secrets_equal, stored_hash,
 };
-use crate::{problem::ApiError, state::AppState};
+use inlet_http::problem::ApiError;
+
+use crate::OAuthState;
 
 /// The authorization request's parameters (query of GET, hidden fields of the forms).
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -175,7 +177,7 @@ pub(super) fn redirect_allowed(registered: &[String], requested: &str) -> bool {
 
 /// Validates client and redirect URI first (errors shown, never redirected), then the rest
 /// (errors redirected with `error` and `state`).
-async fn validate(state: &AppState, p: &AuthorizeParams) -> Result<Valid, Response> {
+async fn validate(state: &OAuthState, p: &AuthorizeParams) -> Result<Valid, Response> {
     let client_id = p.client_id.as_deref().unwrap_or_default();
     let client = match Uuid::parse_str(client_id.trim()) {
         Ok(id) => state.tokens.client(id).await.map_err(store_error)?,
@@ -303,7 +305,7 @@ const LOGIN_COOKIE: &str = "inlet_login";
 /// The request's pre-login token (from its cookie), or a new one with the `Set-Cookie` value
 /// that binds it to this browser. A cross-site page can neither read the cookie nor, under
 /// `SameSite=Strict`, have the browser send it, so it cannot post a sign-in form that matches.
-fn login_token(state: &AppState, req: &Request) -> (String, Option<String>) {
+fn login_token(state: &OAuthState, req: &Request) -> (String, Option<String>) {
     if let Some(token) = cookie_value(req, LOGIN_COOKIE)
         .filter(|t| t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()))
     {
@@ -318,7 +320,7 @@ fn login_token(state: &AppState, req: &Request) -> (String, Option<String>) {
 }
 
 /// `; Secure` when the service is reached over https.
-fn secure_attribute(state: &AppState) -> &'static str {
+fn secure_attribute(state: &OAuthState) -> &'static str {
     if base_url(state).starts_with("https://") {
         "; Secure"
     } else {
@@ -329,7 +331,7 @@ fn secure_attribute(state: &AppState) -> &'static str {
 /// Whether a form post comes from a page of this service: a browser's `Origin` header, when
 /// sent, must name this host (the request's `Host`, or `--public-url`'s). `Origin: null`
 /// (sandboxed or privacy-redirected contexts) is refused too.
-fn same_origin(state: &AppState, req: &Request) -> bool {
+fn same_origin(state: &OAuthState, req: &Request) -> bool {
     let Some(origin) = req.header(header::ORIGIN) else {
         return true;
     };
@@ -345,7 +347,7 @@ fn same_origin(state: &AppState, req: &Request) -> bool {
                 .authority()
                 .map(|a| a.as_str().to_ascii_lowercase())
         });
-    let public = state.settings.public_url.as_deref().and_then(authority_of);
+    let public = state.public_url.as_deref().and_then(authority_of);
     host.as_deref() == Some(origin.as_str()) || public.as_deref() == Some(origin.as_str())
 }
 
@@ -373,7 +375,7 @@ fn cross_site_refusal() -> Response {
 
 /// The logged-in user of the request's session, if they belong to the client's workspace.
 async fn session_user(
-    state: &AppState,
+    state: &OAuthState,
     req: &Request,
     client: &OAuthClient,
 ) -> Result<Option<(Session, User)>, Response> {
@@ -403,7 +405,7 @@ async fn session_user(
 
 /// The sign-in page, carrying the pre-login token (and setting its cookie when it is new).
 fn login_page(
-    state: &AppState,
+    state: &OAuthState,
     req: &Request,
     v: &Valid,
     p: &AuthorizeParams,
@@ -444,7 +446,7 @@ fn consent_page(v: &Valid, p: &AuthorizeParams, session: &Session, user: &User) 
 #[handler]
 pub async fn authorize_get(
     req: &Request,
-    state: Data<&AppState>,
+    state: Data<&OAuthState>,
     Query(p): Query<AuthorizeParams>,
 ) -> Response {
     let v = match validate(&state, &p).await {
@@ -462,7 +464,7 @@ pub async fn authorize_get(
 #[handler]
 pub async fn authorize_post(
     req: &Request,
-    state: Data<&AppState>,
+    state: Data<&OAuthState>,
     Form(form): Form<AuthorizeForm>,
 ) -> Response {
     let v = match validate(&state, &form.params).await {
@@ -505,7 +507,7 @@ async fn verify_password(user: Option<&User>, password: String) -> bool {
         None => {
             let hash = NOBODY
                 .get_or_init(|| {
-                    crate::credentials::hash_password(&Uuid::new_v4().to_string())
+                    inlet_http::credentials::hash_password(&Uuid::new_v4().to_string())
                         .unwrap_or_default()
                 })
                 .clone();
@@ -518,13 +520,13 @@ async fn verify_password(user: Option<&User>, password: String) -> bool {
 }
 
 async fn verify_hash(hash: String, password: String) -> bool {
-    tokio::task::spawn_blocking(move || crate::credentials::password_matches(&hash, &password))
+    tokio::task::spawn_blocking(move || inlet_http::credentials::password_matches(&hash, &password))
         .await
         .unwrap_or(false)
 }
 
 async fn login(
-    state: &AppState,
+    state: &OAuthState,
     req: &Request,
     v: &Valid,
     form: &AuthorizeForm,
@@ -631,7 +633,7 @@ async fn login(
 }
 
 async fn consent(
-    state: &AppState,
+    state: &OAuthState,
     req: &Request,
     v: &Valid,
     form: &AuthorizeForm,
@@ -692,7 +694,7 @@ async fn consent(
 
 /// `GET /oauth/logo/{clientId}`: the client's logo for the consent page.
 #[handler]
-pub async fn logo(state: Data<&AppState>, Path(client_id): Path<String>) -> Response {
+pub async fn logo(state: Data<&OAuthState>, Path(client_id): Path<String>) -> Response {
     let Ok(id) = Uuid::parse_str(&client_id) else {
         return ApiError::not_found("no such logo").into_response();
     };

@@ -19,10 +19,10 @@ use poem_openapi::{
 };
 use uuid::Uuid;
 
-pub use crate::credentials::{
-    CREDENTIAL_CACHE_TTL, CredentialCache, hash_password, hash_secret, new_api_token, new_password,
-};
 use crate::{problem::ApiError, state::AppState};
+pub use inlet_http::credentials::{
+    CREDENTIAL_CACHE_TTL, CredentialCache, hash_password, hash_secret, new_password, new_secret,
+};
 
 /// HTTP Basic: a user's e-mail and one of their API tokens.
 #[derive(SecurityScheme)]
@@ -182,7 +182,7 @@ async fn check_bearer(req: &Request, token: &str) -> poem::Result<Principal> {
         .await
         .map_err(ApiError::from)?
         .ok_or_else(|| ApiError::invalid_token("the token's user no longer exists"))?;
-    let access = match crate::oauth::token_standing(state, &stored).await? {
+    let access = match inlet_oauth::token_standing(&*state.tokens, &stored).await? {
         Ok(standing) if standing.grant == Grant::ReadWrite => Access::ReadWrite,
         Ok(_) => Access::ReadOnly,
         Err(why) => return Err(ApiError::invalid_token(why).into()),
@@ -301,7 +301,7 @@ pub async fn create_user(
     }
     let ws = workspace(tokens, &opts.workspace).await?;
     let password = opts.password.unwrap_or_else(new_password);
-    let api_token = opts.api_token.unwrap_or_else(new_api_token);
+    let api_token = opts.api_token.unwrap_or_else(new_secret);
     let user = User {
         id: Uuid::new_v4(),
         workspace_id: ws.id,
@@ -399,7 +399,7 @@ pub async fn bootstrap(
         // The password is set at creation only: a later one that differs is said, not applied.
         let (hash, given) = (user.password_hash.clone(), password.clone());
         let same = tokio::task::spawn_blocking(move || {
-            crate::credentials::password_matches(&hash, &given)
+            inlet_http::credentials::password_matches(&hash, &given)
         })
         .await
         .unwrap_or(true);

@@ -5,13 +5,11 @@ pub mod api;
 pub mod auth;
 pub mod config;
 pub mod conn;
-pub mod credentials;
 pub mod cursors;
 pub mod extraction;
 pub mod fair;
 pub mod indexer;
 pub mod input;
-pub mod oauth;
 pub mod ops;
 pub mod problem;
 pub mod routes;
@@ -122,7 +120,12 @@ pub fn app(state: AppState) -> impl Endpoint {
     let docs = api.swagger_ui();
     let metrics = state.metrics.clone();
     let body_idle = state.settings.body_idle_timeout;
-    oauth::routes()
+    let oauth = inlet_oauth::OAuthState {
+        tokens: state.tokens.clone(),
+        public_url: state.settings.public_url.clone(),
+        trusted_proxies: state.settings.trusted_proxies.clone(),
+    };
+    inlet_oauth::routes()
         .at("/api/v1/openapi.json", get(openapi_document))
         .nest("/", api)
         .nest("/docs", docs)
@@ -133,6 +136,7 @@ pub fn app(state: AppState) -> impl Endpoint {
         .around(input::check_request)
         .around(limit_body)
         .data(state)
+        .data(oauth)
         .around(move |next, req| conn::body_idle(next, req, body_idle))
         .around(move |next, req| ops::observe(next, req, metrics.clone()))
         .around(ops::nosniff)

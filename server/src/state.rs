@@ -2,10 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::{
-    config::Settings, credentials::CredentialCache, fair::FairPool, indexer::Indexer, ops::Metrics,
-};
+use crate::{config::Settings, fair::FairPool, indexer::Indexer, ops::Metrics};
 use inlet_core::{RecordStore, TokenStore, index::SearchIndex, webhook::WebhookStore};
+use inlet_http::credentials::CredentialCache;
 
 /// Stores, settings and the extraction concurrency bound.
 #[derive(Clone)]

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::ApiTags;
 use crate::{
-    auth::{BasicAuth, hash_secret, new_api_token},
+    auth::{BasicAuth, hash_secret, new_secret},
     problem::ApiError,
     state::AppState,
 };
@@ -85,7 +85,7 @@ impl ApiTokensApi {
                 "a user holds at most {MAX_API_TOKENS_PER_USER} API tokens; revoke one first"
             )));
         }
-        let secret = new_api_token();
+        let secret = new_secret();
         let token = ApiToken {
             id: Uuid::new_v4(),
             user_id,

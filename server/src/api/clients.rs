@@ -11,10 +11,11 @@ use poem_openapi::{
 };
 use uuid::Uuid;
 
+use inlet_oauth::{MAX_LOGO_BYTES, new_secret};
+
 use super::ApiTags;
 use crate::{
     auth::{BasicAuth, ClientAdmin},
-    oauth::{MAX_LOGO_BYTES, new_secret},
     problem::ApiError,
     state::AppState,
     upload::FileUpload,

@@ -62,7 +62,7 @@ pub type Apis = (
     webhooks::WebhooksApi,
     clients::ClientsApi,
     apitokens::ApiTokensApi,
-    crate::oauth::OAuthApi,
+    inlet_oauth::OAuthApi,
 );
 
 /// The API as one OpenAPI service (the document is deterministic: no host-specific data). Paths
@@ -80,7 +80,7 @@ pub fn service() -> OpenApiService<Apis, ()> {
             webhooks::WebhooksApi,
             clients::ClientsApi,
             apitokens::ApiTokensApi,
-            crate::oauth::OAuthApi,
+            inlet_oauth::OAuthApi,
         ),
         "Inlet",
         env!("CARGO_PKG_VERSION"),

@@ -13,7 +13,6 @@ use poem_openapi::{
     param::{Path, Query},
     payload::Json,
 };
-use rand::Rng;
 use uuid::Uuid;
 
 use super::ApiTags;
@@ -154,8 +153,8 @@ fn admin(auth: BasicAuth) -> Result<inlet_core::token::Principal, ApiError> {
 }
 
 /// A new signing secret: `whsec_` and 64 hex characters (256 bits).
-fn new_secret() -> String {
-    format!("whsec_{}", hex::encode(rand::rng().random::<[u8; 32]>()))
+fn new_signing_secret() -> String {
+    format!("whsec_{}", crate::auth::new_secret())
 }
 
 #[OpenApi(tag = "ApiTags::Webhooks", prefix_path = "/api/v1")]
@@ -183,7 +182,7 @@ impl WebhooksApi {
             workspace_id: principal.workspace_id,
             url: body.0.url,
             events,
-            secret: new_secret(),
+            secret: new_signing_secret(),
             created_date: time::now(),
         };
         state.webhooks.create_webhook(&hook).await?;
