@@ -84,7 +84,7 @@ impl FolderIndex {
     fn replace(&self) -> Result<()> {
         let mut current = self.current.write();
         current.release();
-        crate::remove_index_files(&self.dir)?;
+        crate::disk::remove_index_files(&self.dir)?;
         let (fresh, _) = TantivyIndex::open(&self.dir)?;
         *current = Arc::new(fresh);
         *self.damage.lock() = None;

@@ -10,6 +10,7 @@
 //! [tantivy]: https://github.com/quickwit-oss/tantivy
 
 pub mod analysis;
+mod disk;
 pub mod facets;
 pub mod filter;
 pub mod folder;
@@ -19,6 +20,7 @@ pub mod merge;
 pub mod pair;
 pub mod query;
 pub mod ranked;
+mod snippets;
 
 use std::{
     collections::{BTreeMap, VecDeque},
@@ -40,23 +42,23 @@ use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument,
     TantivyError, Term,
     collector::{Count, TopDocs},
-    directory::{
-        Directory, INDEX_WRITER_LOCK, MmapDirectory,
-        error::{LockError, OpenReadError},
-    },
+    directory::{Directory, INDEX_WRITER_LOCK, MmapDirectory},
     query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery},
     schema::{
         FAST, Facet, FacetOptions, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema,
         TextFieldIndexing, TextOptions, Value,
     },
-    snippet::SnippetGenerator,
-    tokenizer::{Language, TokenStream},
 };
 use uuid::Uuid;
 
-use inlet_core::html::escape;
-
-use crate::filter::TermFilter;
+use crate::{
+    disk::{
+        FileSizes, Inspected, backend, is_damage, is_required, locked_or, make_private_dir,
+        released, remove_index_files,
+    },
+    filter::TermFilter,
+    snippets::Snippets,
+};
 
 /// Version of the schema and analysis. An index written with another is rebuilt from the store
 /// (10: a record whose text the detector cannot place, or places in a language without a
@@ -75,8 +77,6 @@ const WRITER_HEAP_BYTES: usize = 96 * 1024 * 1024;
 /// Records a rebuild adds between commits. Its commits carry no position (a restart rebuilds
 /// again), so committing each page of the scan only wrote small segments for merges to redo.
 const REBUILD_COMMIT_RECORDS: usize = 50_000;
-/// Characters of a snippet.
-const SNIPPET_CHARS: usize = 200;
 /// How long a page's cursor keeps seeing the index as it was at the first page.
 const CURSOR_LIFETIME: Duration = Duration::from_secs(600);
 /// Index versions kept for cursors.
@@ -184,10 +184,6 @@ struct Payload {
     format: u32,
     /// `None` while a rebuild is under way.
     position: Option<Position>,
-}
-
-fn backend(e: impl std::error::Error + Send + Sync + 'static) -> Error {
-    Error::backend(e)
 }
 
 /// The tantivy search index: in a directory, or in memory.
@@ -588,148 +584,6 @@ impl TantivyIndex {
     }
 }
 
-/// Snippet generators per record language, for one query: tantivy picks the fragment with the
-/// most query words, [`Marked`] marks it.
-struct Snippets {
-    marked: Marked,
-    by_lang: BTreeMap<String, Option<SnippetGenerator>>,
-    body: Field,
-}
-
-impl Snippets {
-    fn snippet(&mut self, code: &str, body: &str) -> String {
-        let (marked, field) = (&self.marked, self.body);
-        let lang = analysis::from_code(code);
-        let generator = self.by_lang.entry(code.to_string()).or_insert_with(|| {
-            let terms: BTreeMap<String, f32> = marked
-                .words()
-                .map(|w| (analysis::stem(lang, w), 1.0))
-                .collect();
-            if terms.is_empty() {
-                return None;
-            }
-            let mut g =
-                SnippetGenerator::new(terms, analysis::analyzer(lang), field, SNIPPET_CHARS);
-            g.set_max_num_chars(SNIPPET_CHARS);
-            Some(g)
-        });
-        if let Some(g) = generator {
-            let s = g.snippet(body);
-            if !s.is_empty() {
-                return marked.html(lang, s.fragment());
-            }
-        }
-        escape(&lead(body, SNIPPET_CHARS))
-    }
-}
-
-/// What a snippet marks: each query part's analyzed words at their relative positions. A part
-/// of several words (a phrase, or a chunk analysis split: `ASN.1`, `e-mail`) is marked only
-/// where its words stand together, as one mark; a one-word part wherever it stands.
-#[derive(Debug, Clone)]
-struct Marked {
-    /// Per part: (relative position, folded word), the whole of a compound left out.
-    parts: Vec<Vec<(usize, String)>>,
-}
-
-impl Marked {
-    fn of(parts: &[query::Part]) -> Self {
-        let parts = parts
-            .iter()
-            .filter_map(|p| {
-                let words: Vec<&analysis::Word> = p
-                    .words
-                    .iter()
-                    .filter(|w| !w.compound || p.words.len() == 1)
-                    .collect();
-                let first = words.iter().map(|w| w.position).min()?;
-                Some(
-                    words
-                        .iter()
-                        .map(|w| (w.position - first, w.text.clone()))
-                        .collect(),
-                )
-            })
-            .collect();
-        Self { parts }
-    }
-
-    /// The distinct words, for choosing the fragment.
-    fn words(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().flatten().map(|(_, w)| w.as_str())
-    }
-
-    /// `fragment` as HTML, escaped, with `<mark>` around each match of a part (stems compared
-    /// in `lang`).
-    fn html(&self, lang: Option<Language>, fragment: &str) -> String {
-        let mut tokens: Vec<(usize, usize, usize, String)> = Vec::new();
-        let mut analyzer = analysis::analyzer(lang);
-        analyzer.token_stream(fragment).process(&mut |t| {
-            tokens.push((t.position, t.offset_from, t.offset_to, t.text.clone()))
-        });
-        let mut ranges: Vec<(usize, usize)> = Vec::new();
-        for part in &self.parts {
-            let stems: Vec<(usize, String)> = part
-                .iter()
-                .map(|(at, w)| (*at, analysis::stem(lang, w)))
-                .collect();
-            let Some((_, head)) = stems.first() else {
-                continue;
-            };
-            for start in tokens.iter().filter(|t| &t.3 == head) {
-                let mut range = (start.1, start.2);
-                let whole = stems.iter().skip(1).all(|(at, stem)| {
-                    tokens
-                        .iter()
-                        .find(|t| t.0 == start.0 + at && &t.3 == stem)
-                        .map(|t| {
-                            range = (range.0.min(t.1), range.1.max(t.2));
-                        })
-                        .is_some()
-                });
-                if whole {
-                    ranges.push(range);
-                }
-            }
-        }
-        ranges.sort_unstable();
-        // Overlapping marks (a word also inside a phrase) become one.
-        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
-        for (from, to) in ranges {
-            match merged.last_mut() {
-                Some(last) if from < last.1 => last.1 = last.1.max(to),
-                _ => merged.push((from, to)),
-            }
-        }
-        let mut out = String::with_capacity(fragment.len() + merged.len() * 13);
-        let mut at = 0;
-        for (from, to) in merged {
-            if from < at || to > fragment.len() {
-                continue;
-            }
-            out.push_str(&escape(&fragment[at..from]));
-            out.push_str("<mark>");
-            out.push_str(&escape(&fragment[from..to]));
-            out.push_str("</mark>");
-            at = to;
-        }
-        out.push_str(&escape(&fragment[at..]));
-        out
-    }
-}
-
-/// The start of `text`, at most `chars` characters, cut at a space when there is one.
-fn lead(text: &str, chars: usize) -> String {
-    let text = text.trim_start();
-    match text.char_indices().nth(chars) {
-        None => text.to_string(),
-        Some((end, _)) => {
-            let cut = text[..end].rfind(char::is_whitespace).unwrap_or(end);
-            format!("{}…", text[..cut].trim_end())
-        }
-    }
-}
-
 fn cap(text: &str, bytes: usize) -> &str {
     if text.len() <= bytes {
         return text;
@@ -747,109 +601,6 @@ fn tiebreak(record_id: Uuid) -> u64 {
 }
 
 /// Threads one search spreads its segments over: the machine's cores, at most 8.
-/// What [`TantivyIndex::inspect`] found in a folder.
-enum Inspected {
-    /// An index of this format whose files pass their checksums.
-    Usable,
-    /// No index yet.
-    Empty,
-    /// An index to discard, and why.
-    Discard(String),
-    /// Something that is no reason to discard (a lock, permissions): the start stops.
-    Refused(Error),
-}
-
-/// The sizes of an index's committed files as first seen, and the `meta.json` they were
-/// listed from (its length and modification time).
-#[derive(Default)]
-struct FileSizes {
-    meta: Option<(u64, Option<std::time::SystemTime>)>,
-    sizes: std::collections::HashMap<PathBuf, u64>,
-}
-
-/// Whether a tantivy error says the index's data is damaged (rather than, say, that the
-/// folder is locked or unreadable to us).
-fn is_damage(e: &TantivyError) -> bool {
-    let io_kind = |e: &std::io::Error| {
-        !matches!(
-            e.kind(),
-            std::io::ErrorKind::PermissionDenied
-                | std::io::ErrorKind::StorageFull
-                | std::io::ErrorKind::ReadOnlyFilesystem
-                | std::io::ErrorKind::OutOfMemory
-        )
-    };
-    match e {
-        TantivyError::LockFailure(..)
-        | TantivyError::OpenDirectoryError(_)
-        | TantivyError::SystemError(_)
-        | TantivyError::Poisoned => false,
-        TantivyError::IoError(io) => io_kind(io),
-        TantivyError::OpenReadError(OpenReadError::IoError { io_error, .. }) => io_kind(io_error),
-        _ => true,
-    }
-}
-
-/// A segment file every segment has (delete bitsets and temporary stores come and go).
-fn is_required(file: &Path) -> bool {
-    file.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| matches!(e, "idx" | "pos" | "term" | "fieldnorm" | "fast" | "store"))
-}
-
-/// The error for a folder another process holds, naming it and the option; other errors as
-/// they are.
-fn locked_or(dir: &Path, e: TantivyError) -> Error {
-    match e {
-        TantivyError::LockFailure(LockError::LockBusy, _) => Error::conflict(format!(
-            "the search index folder {} is in use by another process; every replica needs a \
-             folder of its own: set --index-dir (INLET_INDEX_DIR)",
-            dir.display()
-        )),
-        e => backend(e),
-    }
-}
-
-/// The error for a write after [`TantivyIndex::release`].
-fn released() -> Error {
-    Error::Unavailable("the search index is being replaced".into())
-}
-
-/// Creates `dir` (and its parents) readable by this user only: the index holds every record's
-/// text.
-fn make_private_dir(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(backend)
-}
-
-/// Removes what tantivy writes in `dir` (`meta.json`, `.managed.json` and segment files named
-/// by a segment id), and nothing else: the folder may hold other files.
-pub(crate) fn remove_index_files(dir: &Path) -> Result<()> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(backend(e)),
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let segment_id = name
-            .split('.')
-            .next()
-            .is_some_and(|stem| stem.len() == 32 && stem.bytes().all(|b| b.is_ascii_hexdigit()));
-        if (segment_id || name == "meta.json" || name == ".managed.json")
-            && entry.file_type().is_ok_and(|t| t.is_file())
-        {
-            std::fs::remove_file(entry.path()).map_err(backend)?;
-        }
-    }
-    Ok(())
-}
-
 fn search_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
@@ -1069,11 +820,7 @@ impl SearchIndex for TantivyIndex {
                 )
             };
 
-        let mut snippets = Snippets {
-            marked: Marked::of(&parsed.parts),
-            by_lang: BTreeMap::new(),
-            body: self.fields.text.body,
-        };
+        let mut snippets = Snippets::new(&parsed.parts, self.fields.text.body);
         let mut hits = Vec::with_capacity(addresses.len());
         for a in addresses {
             let doc: TantivyDocument = searcher.doc(a).map_err(backend)?;
