@@ -872,4 +872,6 @@ impl SearchIndex for TantivyIndex {
 }
 
 #[cfg(test)]
+mod disk_tests;
+#[cfg(test)]
 mod tests;

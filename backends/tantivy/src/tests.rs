@@ -1,15 +1,15 @@
 //! The index through its [`SearchIndex`] interface: matching, ranking, analysis, filters,
-//! facets, cursors and durability.
+//! facets and cursors; its helpers build documents and queries for `disk_tests.rs` too.
 
 use inlet_core::search::{TagFilter, TagRow};
 
 use super::*;
 
-const WS: Uuid = Uuid::from_u128(1);
-const SOURCE: Uuid = Uuid::from_u128(2);
-const TYPE: Uuid = Uuid::from_u128(3);
+pub(crate) const WS: Uuid = Uuid::from_u128(1);
+pub(crate) const SOURCE: Uuid = Uuid::from_u128(2);
+pub(crate) const TYPE: Uuid = Uuid::from_u128(3);
 
-fn doc(n: u128, title: &str, content: &str) -> IndexDoc {
+pub(crate) fn doc(n: u128, title: &str, content: &str) -> IndexDoc {
     IndexDoc {
         record_id: Uuid::from_u128(1000 + n),
         workspace_id: WS,
@@ -29,7 +29,7 @@ fn doc(n: u128, title: &str, content: &str) -> IndexDoc {
     }
 }
 
-fn tagged(mut d: IndexDoc, tag: &str, values: &[&str]) -> IndexDoc {
+pub(crate) fn tagged(mut d: IndexDoc, tag: &str, values: &[&str]) -> IndexDoc {
     for v in values {
         d.rows.push(TagRow {
             tag: tag.into(),
@@ -41,7 +41,7 @@ fn tagged(mut d: IndexDoc, tag: &str, values: &[&str]) -> IndexDoc {
     d
 }
 
-fn index_with(docs: Vec<IndexDoc>) -> TantivyIndex {
+pub(crate) fn index_with(docs: Vec<IndexDoc>) -> TantivyIndex {
     let index = TantivyIndex::in_memory().expect("index");
     index
         .apply(IndexBatch {
@@ -54,7 +54,7 @@ fn index_with(docs: Vec<IndexDoc>) -> TantivyIndex {
     index
 }
 
-fn query(text: &str) -> IndexQuery {
+pub(crate) fn query(text: &str) -> IndexQuery {
     IndexQuery {
         workspace_id: WS,
         text: text.into(),
@@ -63,7 +63,7 @@ fn query(text: &str) -> IndexQuery {
     }
 }
 
-fn ids(hits: &Hits) -> Vec<String> {
+pub(crate) fn ids(hits: &Hits) -> Vec<String> {
     hits.hits.iter().map(|h| h.external_id.clone()).collect()
 }
 
@@ -399,80 +399,6 @@ fn updates_and_deletes_replace_documents() {
 }
 
 #[test]
-fn the_applied_position_survives_a_reopen_and_a_bad_index_is_rebuilt() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    {
-        let (index, reason) = TantivyIndex::open(dir.path()).expect("open");
-        assert_eq!(reason, None);
-        assert_eq!(index.applied().expect("applied"), None);
-        index
-            .apply(IndexBatch {
-                upserts: vec![doc(1, "x.txt", "alpha")],
-                deletes: vec![],
-                position: Some(42),
-                deleted_sources: vec![],
-            })
-            .expect("apply");
-    }
-    {
-        let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
-        assert_eq!(reason, None);
-        assert_eq!(index.applied().expect("applied"), Some(42));
-        assert_eq!(index.search(&query("alpha")).expect("s").total, 1);
-    }
-    std::fs::write(dir.path().join("meta.json"), b"{ not json").expect("corrupt");
-    let (index, reason) = TantivyIndex::open(dir.path()).expect("rebuilt");
-    assert!(reason.is_some());
-    assert_eq!(index.applied().expect("applied"), None);
-    assert_eq!(index.search(&query("alpha")).expect("s").total, 0);
-}
-
-#[test]
-fn an_interrupted_rebuild_is_not_mistaken_for_a_corrupt_index() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    {
-        let (index, _) = TantivyIndex::open(dir.path()).expect("open");
-        index.clear().expect("clear");
-        index
-            .apply(IndexBatch {
-                upserts: vec![doc(1, "x.txt", "alpha")],
-                deletes: vec![],
-                deleted_sources: vec![],
-                position: None,
-            })
-            .expect("a rebuild's first batch");
-    }
-    let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
-    assert_eq!(reason, None);
-    assert_eq!(index.applied().expect("applied"), None, "rebuild again");
-}
-
-#[test]
-fn a_rebuilds_pages_are_all_found_once_its_last_page_is_applied() {
-    let index = TantivyIndex::in_memory().expect("index");
-    index.clear().expect("clear");
-    for n in 0..3u128 {
-        index
-            .apply(IndexBatch {
-                upserts: vec![doc(n, "x.txt", "alpha")],
-                position: None,
-                ..Default::default()
-            })
-            .expect("a page");
-    }
-    assert_eq!(index.applied().expect("applied"), None);
-    index
-        .apply(IndexBatch {
-            upserts: vec![doc(3, "x.txt", "alpha")],
-            position: Some(7),
-            ..Default::default()
-        })
-        .expect("the last page");
-    assert_eq!(index.applied().expect("applied"), Some(7));
-    assert_eq!(index.search(&query("alpha")).expect("search").total, 4);
-}
-
-#[test]
 fn a_word_in_every_record_still_ranks_by_frequency() {
     // Its idf is near zero, so scores are tiny: ordering must not round them away.
     for strong in [0u128, 300] {
@@ -536,7 +462,7 @@ fn nested_reference(index: &TantivyIndex, q: &IndexQuery, offset: usize) -> Vec<
     external_ids(index, &searcher, found.into_iter().map(|(_, a)| a))
 }
 
-fn external_ids(
+pub(crate) fn external_ids(
     index: &TantivyIndex,
     searcher: &Searcher,
     found: impl Iterator<Item = DocAddress>,
@@ -822,50 +748,6 @@ fn a_word_pair_matches_and_scores_as_the_phrase_of_its_words() {
 }
 
 #[test]
-fn an_index_of_an_earlier_format_or_schema_is_discarded_for_a_rebuild() {
-    // The same schema with an earlier format in its payload (analysis changed)...
-    let dir = tempfile::tempdir().expect("tempdir");
-    {
-        let (index, _) = TantivyIndex::open(dir.path()).expect("open");
-        index
-            .apply(IndexBatch {
-                upserts: vec![doc(1, "x.txt", "alpha")],
-                position: Some(42),
-                ..Default::default()
-            })
-            .expect("apply");
-    }
-    commit_payload(
-        &Index::open_in_dir(dir.path()).expect("raw"),
-        &format!(r#"{{"format":{},"position":42}}"#, FORMAT - 1),
-    );
-    let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
-    assert!(reason.is_some_and(|r| r.contains("format")));
-    assert_eq!(index.applied().expect("applied"), None);
-    assert_eq!(index.search(&query("alpha")).expect("s").total, 0);
-    drop(index);
-    // ...and another schema (fields added or changed), as an index of format 8 has.
-    let dir = tempfile::tempdir().expect("tempdir");
-    {
-        let mut b = Schema::builder();
-        b.add_text_field("id", STRING | STORED);
-        let index = Index::create_in_dir(dir.path(), b.build()).expect("old");
-        commit_payload(&index, r#"{"format":8,"position":42}"#);
-    }
-    let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
-    assert!(reason.is_some());
-    assert_eq!(index.applied().expect("applied"), None);
-}
-
-/// Commits `payload` to a raw tantivy index, as another version of the server would have.
-fn commit_payload(index: &Index, payload: &str) {
-    let mut writer: IndexWriter = index.writer(15_000_000).expect("writer");
-    let mut prepared = writer.prepare_commit().expect("prepare");
-    prepared.set_payload(payload);
-    prepared.commit().expect("commit");
-}
-
-#[test]
 fn totals_count_every_match_when_the_last_missing_records_are_looked_up() {
     // A word in all records but every 200th fills most of the set; the few records still
     // missing are then looked up in the other words' postings instead of reading them in
@@ -906,139 +788,4 @@ fn totals_count_every_match_when_the_last_missing_records_are_looked_up() {
         let hits = index.search(&query(text)).expect("search");
         assert_eq!(hits.total as usize, expected, "{text}");
     }
-}
-
-#[test]
-fn a_folder_another_index_holds_is_refused_and_left_alone() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (owner, _) = TantivyIndex::open(dir.path()).expect("open");
-    owner
-        .apply(IndexBatch {
-            upserts: vec![doc(1, "x.txt", "alpha")],
-            position: Some(7),
-            ..Default::default()
-        })
-        .expect("apply");
-    let listing = || {
-        let mut names: Vec<_> = std::fs::read_dir(dir.path())
-            .expect("list")
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
-        names.sort();
-        names
-    };
-    let before = listing();
-    let refused = TantivyIndex::open(dir.path())
-        .err()
-        .expect("a second opener is refused");
-    assert!(matches!(refused, Error::Conflict(_)), "{refused}");
-    let message = refused.to_string();
-    assert!(
-        message.contains(&dir.path().display().to_string()) && message.contains("--index-dir"),
-        "{message}"
-    );
-    assert_eq!(listing(), before, "nothing of the owner's was touched");
-    assert_eq!(owner.search(&query("alpha")).expect("s").total, 1);
-    assert_eq!(owner.applied().expect("applied"), Some(7));
-}
-
-#[test]
-fn a_discarded_index_takes_only_its_own_files() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    {
-        let (index, _) = TantivyIndex::open(dir.path()).expect("open");
-        index
-            .apply(IndexBatch {
-                upserts: vec![doc(1, "x.txt", "alpha")],
-                position: Some(7),
-                ..Default::default()
-            })
-            .expect("apply");
-    }
-    std::fs::write(dir.path().join("README.txt"), b"the operator's notes").expect("write");
-    // One postings file with a block overwritten, its length kept.
-    let idx = std::fs::read_dir(dir.path())
-        .expect("list")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "idx"))
-        .expect("an .idx file");
-    let mut bytes = std::fs::read(&idx).expect("read");
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0xff;
-    std::fs::write(&idx, bytes).expect("write");
-    let (index, reason) = TantivyIndex::open(dir.path()).expect("reopen");
-    assert!(
-        reason.as_deref().is_some_and(|r| r.contains("checksums")),
-        "{reason:?}"
-    );
-    assert_eq!(index.applied().expect("applied"), None);
-    assert!(!idx.exists());
-    assert!(
-        dir.path().join("README.txt").exists(),
-        "the operator's file is kept"
-    );
-}
-
-#[test]
-fn a_folder_index_notices_damage_answers_unavailable_and_is_replaced_by_clear() {
-    use crate::folder::FolderIndex;
-    let root = tempfile::tempdir().expect("tempdir");
-    let dir = root.path().join("index");
-    let (index, _) = FolderIndex::open(&dir).expect("open");
-    index
-        .apply(IndexBatch {
-            upserts: vec![doc(1, "x.txt", "alpha")],
-            position: Some(3),
-            ..Default::default()
-        })
-        .expect("apply");
-    assert_eq!(index.search(&query("alpha")).expect("s").total, 1);
-
-    // A segment file emptied: found before the search reads it.
-    let store = std::fs::read_dir(&dir)
-        .expect("list")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "store"))
-        .expect("a .store file");
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&store)
-        .and_then(|f| f.set_len(0))
-        .expect("truncate");
-    assert!(matches!(
-        index.search(&query("alpha")),
-        Err(Error::Unavailable(_))
-    ));
-    assert!(index.damage().is_some_and(|d| d.contains("changed size")));
-    assert_eq!(index.applied().expect("applied"), None, "to be rebuilt");
-    index.clear().expect("replaced");
-    assert_eq!(index.damage(), None);
-    assert_eq!(index.search(&query("alpha")).expect("s").total, 0);
-    index
-        .apply(IndexBatch {
-            upserts: vec![doc(1, "x.txt", "alpha")],
-            position: Some(4),
-            ..Default::default()
-        })
-        .expect("apply after the rebuild");
-    assert_eq!(index.search(&query("alpha")).expect("s").total, 1);
-
-    // The folder deleted: found at the follower's next look.
-    std::fs::remove_dir_all(&dir).expect("remove");
-    assert_eq!(index.applied().expect("applied"), None);
-    assert!(matches!(
-        index.search(&query("alpha")),
-        Err(Error::Unavailable(_))
-    ));
-    index.clear().expect("replaced");
-    assert!(dir.join("meta.json").exists());
-    assert_eq!(applied_mode(&dir), 0o700);
-}
-
-fn applied_mode(dir: &std::path::Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(dir).expect("stat").permissions().mode() & 0o777
 }
