@@ -249,3 +249,127 @@ pub fn auth_params<'a>(
         ("state", state),
     ]
 }
+
+/// A 1x1 PNG, for client logos.
+pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\0\x05\0\x01\xff\xa5\xf7\xa3\xd6\0\0\0\0IEND\xaeB`\x82";
+
+/// A token request with its parameters in the query string; a 200 must say `no-store`.
+pub async fn token_query(server: &TestServer, params: &[(&str, &str)]) -> (u16, Value) {
+    let resp = server
+        .client
+        .post(format!("{}/oauth/token", server.base))
+        .query(params)
+        .send()
+        .await
+        .expect("token");
+    let status = resp.status().as_u16();
+    if status == 200 {
+        assert_eq!(resp.headers()["cache-control"], "no-store");
+    }
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// A token request with its parameters as a form body.
+pub async fn token_form(server: &TestServer, params: &[(&str, &str)]) -> (u16, Value) {
+    let resp = server
+        .client
+        .post(format!("{}/oauth/token", server.base))
+        .form(params)
+        .send()
+        .await
+        .expect("token");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// A request to the API with a Bearer token.
+pub async fn bearer(
+    server: &TestServer,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+) -> reqwest::Response {
+    server
+        .client
+        .request(method, server.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("send")
+}
+
+/// An authorization-code grant for `client`.
+pub async fn exchange(server: &TestServer, client: &TestClient, code: &str) -> (u16, Value) {
+    token_query(
+        server,
+        &[
+            ("client_id", &client.id),
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT_URI),
+            ("client_secret", &client.secret),
+        ],
+    )
+    .await
+}
+
+/// Shows the sign-in page to `http`: its pre-login cookie (`name=value`) and form token.
+pub async fn sign_in_page(
+    http: &reqwest::Client,
+    server: &TestServer,
+    params: &[(&str, &str)],
+) -> (String, String) {
+    let page = http
+        .get(format!("{}/oauth/authorize", server.base))
+        .query(params)
+        .send()
+        .await
+        .unwrap();
+    let cookie = page
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .expect("the sign-in page sets its cookie")
+        .to_string();
+    let body = page.text().await.unwrap();
+    let at = body
+        .find("name=\"login_token\" value=\"")
+        .expect("token field")
+        + 26;
+    (cookie, body[at..at + 64].to_string())
+}
+
+/// A refresh-token grant for `client`.
+pub async fn refresh(
+    server: &TestServer,
+    client: &TestClient,
+    refresh_token: &str,
+) -> (u16, Value) {
+    token_query(
+        server,
+        &[
+            ("client_id", &client.id),
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_secret", &client.secret),
+        ],
+    )
+    .await
+}
+
+/// Replaces `client`'s scopes and redirect URIs through the API.
+pub async fn update_client(
+    server: &TestServer,
+    client: &TestClient,
+    scopes: &[&str],
+    redirects: &[&str],
+) {
+    let resp = server
+        .req(reqwest::Method::PUT, &format!("/oauthclients/{}", client.id))
+        .json(&json!({"name": "Acme Sync", "description": "Keeps your Acme files in Inlet.", "redirectUris": redirects, "scopes": scopes}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
+}
