@@ -5,3 +5,5 @@ pub mod cli;
 pub mod local;
 pub mod plan;
 pub mod run;
+pub mod summary;
+pub mod wire;
