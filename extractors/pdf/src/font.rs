@@ -47,7 +47,7 @@ pub(crate) struct Font {
 
 /// A Type 3 font's glyph size relative to the font size. Its glyph space is the font's own, so
 /// the size of an em is unknown without drawing the glyphs; as pdftotext does, it is guessed from
-/// an advance: an `m` is about 0.6 em wide, another letter or any glyph about 0.5 em. Word gaps
+/// an advance: an `m` is about [`M_WIDTH`] em wide, another letter or any glyph about 0.5 em. Word gaps
 /// and the overlap that marks a glyph drawn twice are measured against this size, so a guess
 /// from the matrix alone (a glyph assumed 1000 units tall) ran words together and dropped
 /// doubled letters where the glyph space is not 1000 units to the em. `widths` are in text space (NaN where the font gives none); `matrix_x` and
@@ -78,7 +78,7 @@ fn type3_size_scale(
     let em = codes
         .clone()
         .find(|&c| one_char(c) == Some('m'))
-        .and_then(|c| width(c).map(|w| w / 0.6))
+        .and_then(|c| width(c).map(|w| w / M_WIDTH))
         .or_else(|| {
             codes
                 .clone()
@@ -101,6 +101,11 @@ fn type3_size_scale(
     };
     scale.clamp(0.01, 100.0)
 }
+
+/// The width of an `m` in ems that a Type 3 font's em is guessed from: 0.78–0.83 in Times,
+/// Helvetica and Computer Modern. (pdftotext takes 0.6, which made TeX's bitmap fonts' glyphs
+/// a third too tall, so their word gaps fell under the threshold.)
+const M_WIDTH: f32 = 0.8;
 
 /// One character code of a shown string.
 pub(crate) struct Glyph<'f> {
@@ -195,6 +200,10 @@ impl Font {
         } else {
             None
         };
+        let is_type3 = subtype == b"Type3";
+        // Unnamed codes of symbolic and TrueType fonts, and any code of a Type 3 font whose
+        // glyph name says nothing (`/square`, `/g12`): the code itself, taken as Latin-1, as
+        // pdftotext does; a Type 3 font's names are its own.
         let fallback_identity = (symbolic || subtype == b"TrueType") && base.is_none();
         let simple: Vec<Option<Box<str>>> = names
             .iter()
@@ -206,8 +215,7 @@ impl Font {
                     .and_then(|t| t[code].clone());
                 let text = from_program.or_else(|| name.as_deref().and_then(glyph_to_unicode));
                 let text = text.or_else(|| {
-                    // Unnamed codes of symbolic and TrueType fonts: take the code as Latin-1.
-                    (fallback_identity || name.is_none())
+                    (fallback_identity || name.is_none() || is_type3)
                         .then(|| char::from(code as u8))
                         .filter(|c| !c.is_control())
                         .map(String::from)
@@ -223,7 +231,6 @@ impl Font {
                     .and_then(|a| a.first().and_then(Object::as_f32))
             })
             .filter(|v| v.is_finite() && *v != 0.0);
-        let is_type3 = subtype == b"Type3";
         let scale = if is_type3 {
             font_matrix_x.unwrap_or(0.001)
         } else {

@@ -100,3 +100,37 @@ fn type3_fonts_in_pixels_keep_doubled_letters_and_word_gaps() {
     }
     assert!(!text.contains("instaling"), "{text}");
 }
+
+/// pdf.js's Type3WordSpacing.pdf names its Type 3 glyphs `/square` and `/triangle` and has no
+/// ToUnicode: as pdftotext does, the codes give the text ("ab ba abba" on each of six lines,
+/// spread by word spacing from 50 down to 0), where the names alone gave nothing.
+#[test]
+fn type3_glyph_names_that_say_nothing_give_the_codes() {
+    let path = format!("{TESTDATA}/pdfjs/Type3WordSpacing.pdf");
+    let bytes = fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let text = run("pdf", &bytes).unwrap_or_else(|(e, _)| panic!("{path}: {e}"));
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines, ["ab ba abba"; 6], "{text}");
+}
+
+/// pdfTeX's bitmap (PK) fonts are Type 3 fonts named `/a45`, `/a65`… in a glyph space of
+/// 0.00753 per unit: the codes give the text, and the em guessed from the `m` keeps TJ's word
+/// gaps (0.182 em) apart. The corpus book's dedication and contents were missing, then run
+/// together (`Formystudentsandteachers.`).
+#[test]
+fn tex_bitmap_fonts_give_their_words() {
+    let path = format!(
+        "{}/pdf/a_course_in_machine_learning_ciml_v0_9_all.pdf",
+        inlet_extract_testkit::CORPUS
+    );
+    let bytes = fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let text = run("pdf", &bytes).unwrap_or_else(|(e, _)| panic!("{path}: {e}"));
+    for line in [
+        "Copyright © 2015 Hal Daumé III",
+        "For my students and teachers.",
+        "1 Decision Trees 8",
+        "2 Geometry and Nearest Neighbors 26",
+    ] {
+        assert!(text.lines().any(|l| l.trim() == line), "{line:?} missing");
+    }
+}
