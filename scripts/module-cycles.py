@@ -130,7 +130,7 @@ def paths_in(text):
     return [p for p in found if p and p[0] in ("crate", "super", "self")]
 
 
-def resolve(path, here, is_mod_file, modules):
+def resolve(path, here, modules):
     """The module file a path imports from, seen from module `here`."""
     if path[0] == "crate":
         base, rest = (), path[1:]
@@ -142,12 +142,10 @@ def resolve(path, here, is_mod_file, modules):
             if rest[0] == "super":
                 base = base[:-1]
             rest = rest[1:]
-    best = None
     for n in range(len(rest), -1, -1):
         if base + tuple(rest[:n]) in modules:
-            best = base + tuple(rest[:n])
-            break
-    return best
+            return base + tuple(rest[:n])
+    return None
 
 
 def circles(src):
@@ -158,7 +156,7 @@ def circles(src):
     for path in files:
         here = module_path(src, path)
         for p in paths_in(code_of(path)):
-            target = resolve(p, here, path.stem == "mod", modules)
+            target = resolve(p, here, modules)
             if target is None:
                 continue
             other = modules[target]

@@ -182,10 +182,13 @@ fn unknown_tag(object_type: &ObjectType, tag_id: &str) -> Error {
         message.push_str(", which has no tags");
         return Error::not_found(message);
     }
+    // The display name, when it is not just the id in another case (closest finds that).
     let by_name = object_type
         .tag_configs
         .iter()
-        .find(|t| t.name.eq_ignore_ascii_case(tag_id))
+        .find(|t| {
+            t.name.eq_ignore_ascii_case(tag_id) && !t.external_id.eq_ignore_ascii_case(tag_id)
+        })
         .map(|t| &t.external_id);
     let meant = by_name.or_else(|| crate::input::closest(tag_id, ids.iter().copied()));
     match meant {
@@ -325,7 +328,9 @@ mod tests {
              'owner', 'size', 'due', 'ratio', 'flag'."
         );
         assert!(message("colour:red").contains("; did you mean 'color'? Its tags are"));
-        assert!(message("Owner:me").contains("did you mean 'owner'?"));
+        // Another case of the id is a typo, not the display name.
+        let owner = message("Owner:me");
+        assert!(owner.contains("did you mean 'owner'? Its tags"), "{owner}");
         let mut by_name = object_type();
         by_name.tag_configs[0].name = "Colour of the day".into();
         let Err(Error::NotFound(m)) = parse_tags(&by_name, [&b"colour of the day:red"[..]]) else {

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use std::sync::Arc;
 
 use inlet_core::TokenStore;
-pub use inlet_http::credentials::new_secret;
+use inlet_http::credentials::new_secret;
 use inlet_http::{credentials::hash_secret, problem::ApiError};
 pub use token::OAuthApi;
 

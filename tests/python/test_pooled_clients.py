@@ -116,37 +116,30 @@ def run(base, send):
     return errors, statuses
 
 
-def test_requests_session_survives_early_answers(server):
-    session = requests.Session()
-
-    def send(method, url, auth, params, body, multipart):
-        if body is None:
-            return session.request(method, url, auth=auth, params=params).status_code
-        if multipart:
-            return session.request(method, url, auth=auth, params=params,
-                                   files={"file": ("f.bin", body)}).status_code
-        return session.request(method, url, auth=auth, params=params, data=body,
-                               headers={"Content-Type": "application/octet-stream"}).status_code
-
-    errors, statuses = run(server, send)
-    print("requests.Session:", len(errors), "connection errors; answered as expected:", statuses)
-    assert errors == [], errors[:5]
-    assert sum(statuses.values()) == EARLY_UPLOADS, statuses
-
-
-def test_httpx_client_survives_early_answers(server):
-    client = httpx.Client(timeout=30)
-
+def sender(client, raw_body):
+    """`send` over one pooled client; `raw_body` names its keyword for a raw request body
+    (`data` for requests, `content` for httpx)."""
     def send(method, url, auth, params, body, multipart):
         if body is None:
             return client.request(method, url, auth=auth, params=params).status_code
         if multipart:
             return client.request(method, url, auth=auth, params=params,
                                   files={"file": ("f.bin", body)}).status_code
-        return client.request(method, url, auth=auth, params=params, content=body,
+        return client.request(method, url, auth=auth, params=params, **{raw_body: body},
                               headers={"Content-Type": "application/octet-stream"}).status_code
+    return send
 
+
+def check(server, name, send):
     errors, statuses = run(server, send)
-    print("httpx.Client:", len(errors), "connection errors; answered as expected:", statuses)
+    print(f"{name}:", len(errors), "connection errors; answered as expected:", statuses)
     assert errors == [], errors[:5]
     assert sum(statuses.values()) == EARLY_UPLOADS, statuses
+
+
+def test_requests_session_survives_early_answers(server):
+    check(server, "requests.Session", sender(requests.Session(), "data"))
+
+
+def test_httpx_client_survives_early_answers(server):
+    check(server, "httpx.Client", sender(httpx.Client(timeout=30), "content"))

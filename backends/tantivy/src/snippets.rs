@@ -1,5 +1,5 @@
 //! Search-result snippets: tantivy's generator picks the stretch of text with the most query
-//! words; [`Marked`] escapes it and marks the query's words, a split word or a phrase only where
+//! words; [`Marker`] escapes it and marks the query's words, a split word or a phrase only where
 //! its parts stand together.
 
 use std::collections::BTreeMap;
@@ -8,7 +8,7 @@ use inlet_core::html::escape;
 use tantivy::{
     schema::Field,
     snippet::SnippetGenerator,
-    tokenizer::{Language, TokenStream},
+    tokenizer::{Language, TextAnalyzer, TokenStream},
 };
 
 use crate::{analysis, query};
@@ -16,62 +16,28 @@ use crate::{analysis, query};
 /// Characters of a snippet.
 const SNIPPET_CHARS: usize = 200;
 
-/// Snippet generators per record language, for one query: tantivy picks the fragment with the
-/// most query words, [`Marked`] marks it.
+/// Snippets for one query: per record language, tantivy's generator picks the fragment with the
+/// most query words and [`Marker`] marks them. Both are made once per language and search.
 pub(crate) struct Snippets {
-    marked: Marked,
-    by_lang: BTreeMap<String, Option<SnippetGenerator>>,
+    /// Per part of the query: (relative position, folded word), the whole of a compound left
+    /// out. A part of several words (a phrase, or a chunk analysis split: `ASN.1`, `e-mail`) is
+    /// marked only where its words stand together, as one mark; a one-word part wherever it
+    /// stands.
+    parts: Vec<Vec<(usize, String)>>,
+    by_lang: BTreeMap<String, Option<Marker>>,
     body: Field,
+}
+
+/// The query's parts stemmed in one language, with the analyzer and generator of that language.
+struct Marker {
+    parts: Vec<Vec<(usize, String)>>,
+    analyzer: TextAnalyzer,
+    generator: SnippetGenerator,
 }
 
 impl Snippets {
     /// Snippets of the query's `parts`, cut from the `body` field's text.
     pub(crate) fn new(parts: &[query::Part], body: Field) -> Self {
-        Self {
-            marked: Marked::of(parts),
-            by_lang: BTreeMap::new(),
-            body,
-        }
-    }
-
-    /// The snippet of a record's `body` text, analyzed in language `code`.
-    pub(crate) fn snippet(&mut self, code: &str, body: &str) -> String {
-        let (marked, field) = (&self.marked, self.body);
-        let lang = analysis::from_code(code);
-        let generator = self.by_lang.entry(code.to_string()).or_insert_with(|| {
-            let terms: BTreeMap<String, f32> = marked
-                .words()
-                .map(|w| (analysis::stem(lang, w), 1.0))
-                .collect();
-            if terms.is_empty() {
-                return None;
-            }
-            let mut g =
-                SnippetGenerator::new(terms, analysis::analyzer(lang), field, SNIPPET_CHARS);
-            g.set_max_num_chars(SNIPPET_CHARS);
-            Some(g)
-        });
-        if let Some(g) = generator {
-            let s = g.snippet(body);
-            if !s.is_empty() {
-                return marked.html(lang, s.fragment());
-            }
-        }
-        escape(&lead(body, SNIPPET_CHARS))
-    }
-}
-
-/// What a snippet marks: each query part's analyzed words at their relative positions. A part
-/// of several words (a phrase, or a chunk analysis split: `ASN.1`, `e-mail`) is marked only
-/// where its words stand together, as one mark; a one-word part wherever it stands.
-#[derive(Debug, Clone)]
-struct Marked {
-    /// Per part: (relative position, folded word), the whole of a compound left out.
-    parts: Vec<Vec<(usize, String)>>,
-}
-
-impl Marked {
-    fn of(parts: &[query::Part]) -> Self {
         let parts = parts
             .iter()
             .filter_map(|p| {
@@ -89,28 +55,67 @@ impl Marked {
                 )
             })
             .collect();
-        Self { parts }
+        Self {
+            parts,
+            by_lang: BTreeMap::new(),
+            body,
+        }
     }
 
-    /// The distinct words, for choosing the fragment.
-    fn words(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().flatten().map(|(_, w)| w.as_str())
+    /// The snippet of a record's `body` text, analyzed in language `code`.
+    pub(crate) fn snippet(&mut self, code: &str, body: &str) -> String {
+        let (parts, field) = (&self.parts, self.body);
+        let marker = self
+            .by_lang
+            .entry(code.to_string())
+            .or_insert_with(|| Marker::new(parts, analysis::from_code(code), field));
+        if let Some(marker) = marker {
+            let s = marker.generator.snippet(body);
+            if !s.is_empty() {
+                return marker.html(s.fragment());
+            }
+        }
+        escape(&lead(body, SNIPPET_CHARS))
+    }
+}
+
+impl Marker {
+    /// The marker of `parts` in `lang`; `None` when the query has no words.
+    fn new(parts: &[Vec<(usize, String)>], lang: Option<Language>, field: Field) -> Option<Self> {
+        let parts: Vec<Vec<(usize, String)>> = parts
+            .iter()
+            .map(|part| {
+                part.iter()
+                    .map(|(at, w)| (*at, analysis::stem(lang, w)))
+                    .collect()
+            })
+            .collect();
+        let terms: BTreeMap<String, f32> = parts
+            .iter()
+            .flatten()
+            .map(|(_, stem)| (stem.clone(), 1.0))
+            .collect();
+        if terms.is_empty() {
+            return None;
+        }
+        let analyzer = analysis::analyzer(lang);
+        let mut generator = SnippetGenerator::new(terms, analyzer.clone(), field, SNIPPET_CHARS);
+        generator.set_max_num_chars(SNIPPET_CHARS);
+        Some(Self {
+            parts,
+            analyzer,
+            generator,
+        })
     }
 
-    /// `fragment` as HTML, escaped, with `<mark>` around each match of a part (stems compared
-    /// in `lang`).
-    fn html(&self, lang: Option<Language>, fragment: &str) -> String {
+    /// `fragment` as HTML, escaped, with `<mark>` around each match of a part.
+    fn html(&mut self, fragment: &str) -> String {
         let mut tokens: Vec<(usize, usize, usize, String)> = Vec::new();
-        let mut analyzer = analysis::analyzer(lang);
-        analyzer.token_stream(fragment).process(&mut |t| {
+        self.analyzer.token_stream(fragment).process(&mut |t| {
             tokens.push((t.position, t.offset_from, t.offset_to, t.text.clone()))
         });
         let mut ranges: Vec<(usize, usize)> = Vec::new();
-        for part in &self.parts {
-            let stems: Vec<(usize, String)> = part
-                .iter()
-                .map(|(at, w)| (*at, analysis::stem(lang, w)))
-                .collect();
+        for stems in &self.parts {
             let Some((_, head)) = stems.first() else {
                 continue;
             };

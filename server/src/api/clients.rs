@@ -11,7 +11,7 @@ use poem_openapi::{
 };
 use uuid::Uuid;
 
-use inlet_oauth::{MAX_LOGO_BYTES, new_secret};
+use inlet_oauth::MAX_LOGO_BYTES;
 
 use super::ApiTags;
 use crate::{
@@ -227,7 +227,7 @@ impl ClientsApi {
         let client = OAuthClient {
             id: Uuid::new_v4(),
             workspace_id: admin.0.workspace_id,
-            secret: new_secret(),
+            secret: crate::auth::new_secret(),
             name: body.name,
             description: body.description,
             bottom_description: body.bottom_description,
