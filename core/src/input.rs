@@ -216,18 +216,21 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// The known name an unknown one was probably meant to be: the same name in another case, or
 /// one within an edit distance of max(2, a quarter of its length); for "did you mean".
-pub fn closest<'a>(unknown: &str, known: impl Iterator<Item = &'a String>) -> Option<&'a String> {
+pub fn closest<'a, S: AsRef<str> + ?Sized + 'a>(
+    unknown: &str,
+    known: impl Iterator<Item = &'a S>,
+) -> Option<&'a S> {
     let lower = unknown.to_lowercase();
     known
         .map(|k| {
-            let d = if k.to_lowercase() == lower {
+            let d = if k.as_ref().to_lowercase() == lower {
                 0
             } else {
-                distance(&lower, &k.to_lowercase())
+                distance(&lower, &k.as_ref().to_lowercase())
             };
             (d, k)
         })
-        .filter(|(d, k)| *d <= 2.max(k.chars().count() / 4))
+        .filter(|(d, k)| *d <= 2.max(k.as_ref().chars().count() / 4))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }

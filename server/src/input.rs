@@ -7,6 +7,7 @@
 
 use inlet_core::input::{self, Class};
 use poem::{Body, Endpoint, IntoResponse, Request, Response, http::StatusCode};
+use poem_openapi::registry::MetaParamIn;
 
 use crate::problem::ApiError;
 
@@ -78,16 +79,6 @@ fn check_declared(req: &Request, path: &str, query: &str) -> Result<(), String> 
     else {
         return Ok(());
     };
-    let declared = |place: &str| -> Vec<String> {
-        op.get("parameters")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|p| p.get("in").and_then(serde_json::Value::as_str) == Some(place))
-            .filter_map(|p| p.get("name").and_then(serde_json::Value::as_str))
-            .map(str::to_string)
-            .collect()
-    };
     let unknown = |what: &str, name: &str, known: &[String]| match inlet_core::input::closest(
         name,
         known.iter(),
@@ -101,7 +92,7 @@ fn check_declared(req: &Request, path: &str, query: &str) -> Result<(), String> 
             known.join(", ")
         ),
     };
-    let in_query = declared("query");
+    let in_query = crate::routes::declared(op, MetaParamIn::Query);
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let raw = pair.split_once('=').map_or(pair, |(n, _)| n);
         let name = input::percent_decode("a query parameter name", &raw.replace('+', " "))
@@ -111,7 +102,7 @@ fn check_declared(req: &Request, path: &str, query: &str) -> Result<(), String> 
             return Err(unknown("query parameter", &name, &in_query));
         }
     }
-    let in_headers = declared("header");
+    let in_headers = crate::routes::declared(op, MetaParamIn::Header);
     for name in req.headers().keys() {
         let name = name.as_str();
         if name.starts_with("x-service-object-")

@@ -13,6 +13,7 @@ pub mod input;
 pub mod ops;
 pub mod problem;
 pub mod routes;
+pub mod rules;
 pub mod schema;
 pub mod state;
 pub mod upload;
@@ -116,6 +117,7 @@ async fn limit_body<E: Endpoint>(next: E, mut req: Request) -> poem::Result<Resp
 
 /// The whole HTTP application.
 pub fn app(state: AppState) -> impl Endpoint {
+    routes::install(api::routes);
     let api = api::service();
     let docs = api.swagger_ui();
     let metrics = state.metrics.clone();

@@ -66,15 +66,19 @@ fn quoted(value: &str) -> String {
     format!("{}{more}", serde_json::Value::String(cut))
 }
 
-/// The media types an operation's body may have, from the document.
+/// The media types an operation's body may have.
 fn accepted_media(method: &str, path: &str) -> Vec<String> {
     crate::routes::find(path)
         .and_then(|r| r.operation(method))
-        .and_then(|op| op.pointer("/requestBody/content"))
-        .and_then(serde_json::Value::as_object)
-        .map(|c| {
-            c.keys()
-                .map(|m| m.split(';').next().unwrap_or(m).trim().to_string())
+        .and_then(|op| op.request.as_ref())
+        .map(|request| {
+            request
+                .content
+                .iter()
+                .map(|c| {
+                    let m = c.content_type;
+                    m.split(';').next().unwrap_or(m).trim().to_string()
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -170,9 +174,10 @@ pub fn explain(err: poem::Error, method: &str, path: &str, query: &str) -> poem:
     } else if err.status() == StatusCode::UNAUTHORIZED {
         let basic_only = crate::routes::find(path)
             .and_then(|r| r.operation(method))
-            .and_then(|op| op.get("security"))
-            .and_then(serde_json::Value::as_array)
-            .is_some_and(|s| s.iter().all(|req| req.get("basicAuth").is_some()));
+            .is_some_and(|op| {
+                !op.security.is_empty()
+                    && op.security.iter().all(|req| req.contains_key("basicAuth"))
+            });
         if basic_only {
             "this endpoint takes HTTP Basic only: a workspace user's e-mail and API token \
              (curl -u you@example.com:TOKEN); OAuth2 Bearer tokens are not accepted here"
@@ -194,14 +199,8 @@ pub fn explain(err: poem::Error, method: &str, path: &str, query: &str) -> poem:
             None => format!("no endpoint {method} {whole}; the API reference is at /docs"),
         }
     } else if err.status() == StatusCode::METHOD_NOT_ALLOWED {
-        let allowed: Vec<String> = crate::routes::find(path)
-            .map(|r| {
-                ["get", "put", "post", "delete", "patch"]
-                    .iter()
-                    .filter(|m| r.operation(m).is_some())
-                    .map(|m| m.to_ascii_uppercase())
-                    .collect()
-            })
+        let allowed = crate::routes::find(path)
+            .map(crate::routes::Route::methods)
             .unwrap_or_default();
         format!(
             "{method} is not allowed on {}; it allows {}",

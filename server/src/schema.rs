@@ -1,37 +1,38 @@
-//! JSON request bodies checked against the published document's schema before the handler runs,
-//! so a refusal names the field by its path (`config.name`), says what was expected in words
+//! JSON request bodies checked against the operation's schema before the handler runs, so a
+//! refusal names the field by its path (`config.name`), says what was expected in words
 //! (`one of COMPLETE, COMPLETE_INCREMENTAL, FAIL`) and catches unknown fields with the field
 //! probably meant (`unknown field "trackstatus" in config; did you mean "trackStatus"?`).
-//! The document is the one clients are generated from, so what it says and what the server
-//! enforces cannot drift apart.
+//! The schemas are the handlers' own with [`crate::rules`] over them ([`crate::routes`]), the
+//! ones the published document is generated from, so what it says and what the server enforces
+//! cannot drift apart.
 
+use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
 use serde_json::Value;
 
-use crate::routes;
+use crate::routes::{self, Routes};
 
 /// Checks a JSON body of `method path` against the operation's request schema. Operations
 /// without a JSON schema (free-form records) accept any JSON.
 pub fn check_body(method: &str, path: &str, body: &Value) -> Result<(), String> {
     let Some(schema) = routes::find(path)
         .and_then(|r| r.operation(method))
-        .and_then(|op| op.get("requestBody"))
-        .and_then(|b| b.get("content"))
-        .and_then(Value::as_object)
-        .and_then(|content| {
-            content
+        .and_then(|op| op.request.as_ref())
+        .and_then(|request| {
+            request
+                .content
                 .iter()
-                .find(|(media, _)| media.starts_with("application/json"))
+                .find(|c| c.content_type.starts_with("application/json"))
         })
-        .and_then(|(_, c)| c.get("schema"))
+        .map(|c| &c.schema)
     else {
         return Ok(());
     };
-    check(schema, body, "")
+    check(routes::get(), schema, body, "")
 }
 
-/// Checks any value against a schema of the document (`$ref`s resolved), e.g. an example.
-pub fn check_value(schema: &Value, value: &Value) -> Result<(), String> {
-    check(schema, value, "")
+/// Checks any value against a schema of the API (references resolved), e.g. an example.
+pub fn check_value(schema: &MetaSchemaRef, value: &Value) -> Result<(), String> {
+    check(routes::get(), schema, value, "")
 }
 
 fn join(at: &str, name: &str) -> String {
@@ -54,14 +55,14 @@ fn describe(value: &Value) -> String {
     }
 }
 
-fn kind(schema: &Value) -> &'static str {
-    match schema.get("type").and_then(Value::as_str) {
-        Some("object") => "an object",
-        Some("array") => "an array",
-        Some("string") => "a string",
-        Some("integer") => "an integer",
-        Some("number") => "a number",
-        Some("boolean") => "true or false",
+fn kind(schema: &MetaSchema) -> &'static str {
+    match schema.ty {
+        "object" => "an object",
+        "array" => "an array",
+        "string" => "a string",
+        "integer" => "an integer",
+        "number" => "a number",
+        "boolean" => "true or false",
         _ => "a value",
     }
 }
@@ -74,13 +75,20 @@ fn subject(at: &str) -> &str {
     }
 }
 
-fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
-    let schema = routes::resolve(schema);
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-        if allowed.contains(value) {
+fn check(routes: &Routes, schema: &MetaSchemaRef, value: &Value, at: &str) -> Result<(), String> {
+    let Some(schema) = routes.resolve(schema) else {
+        return Ok(());
+    };
+    // A field documented with its own description wraps the type's schema in `allOf`.
+    for part in &schema.all_of {
+        check(routes, part, value, at)?;
+    }
+    if !schema.enum_items.is_empty() {
+        if schema.enum_items.contains(value) {
             return Ok(());
         }
-        let names: Vec<String> = allowed
+        let names: Vec<String> = schema
+            .enum_items
             .iter()
             .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
             .collect();
@@ -91,11 +99,9 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
             describe(value)
         ));
     }
-    let Some(ty) = schema.get("type").and_then(Value::as_str) else {
-        return Ok(());
-    };
-    let fits = match (ty, value) {
-        ("object", Value::Object(_))
+    let fits = match (schema.ty, value) {
+        ("", _)
+        | ("object", Value::Object(_))
         | ("array", Value::Array(_))
         | ("string", Value::String(_))
         | ("boolean", Value::Bool(_))
@@ -112,78 +118,71 @@ fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
         ));
     }
     match value {
-        Value::Object(map) => {
-            let props = schema.get("properties").and_then(Value::as_object);
+        Value::Object(map) if schema.ty == "object" => {
+            let props = &schema.properties;
             // An unknown (often misspelled) field first: it is usually why a required one
             // seems missing (`{"opration": "START"}`).
-            if let Some(props) = props
-                && let Some(name) = map.keys().find(|name| !props.contains_key(*name))
+            if !props.is_empty()
+                && let Some(name) = map
+                    .keys()
+                    .find(|name| !props.iter().any(|(p, _)| p == name))
             {
                 let place = if at.is_empty() {
                     String::new()
                 } else {
                     format!(" in {at}")
                 };
-                return Err(match inlet_core::input::closest(name, props.keys()) {
+                let names = props.iter().map(|(p, _)| *p);
+                return Err(match inlet_core::input::closest(name, names.clone()) {
                     Some(meant) => {
                         format!("unknown field \"{name}\"{place}; did you mean \"{meant}\"?")
                     }
                     None => format!(
                         "unknown field \"{name}\"{place}; the fields are {}",
-                        props.keys().cloned().collect::<Vec<_>>().join(", ")
+                        names.collect::<Vec<_>>().join(", ")
                     ),
                 });
             }
-            if let Some(required) = schema.get("required").and_then(Value::as_array) {
-                for name in required.iter().filter_map(Value::as_str) {
-                    if !map.contains_key(name) {
-                        return Err(format!("{} is required", join(at, name)));
-                    }
+            for name in &schema.required {
+                if !map.contains_key(*name) {
+                    return Err(format!("{} is required", join(at, name)));
                 }
             }
-            let Some(props) = props else {
-                return Ok(());
-            };
             for (name, item) in map {
-                let Some(prop) = props.get(name) else {
+                let Some((_, prop)) = props.iter().find(|(p, _)| p == name) else {
                     continue;
                 };
-                let required = schema
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .is_some_and(|r| r.iter().any(|n| n == name));
-                if item.is_null() && !required {
+                if item.is_null() && !schema.required.contains(&name.as_str()) {
                     continue;
                 }
-                check(prop, item, &join(at, name))?;
+                check(routes, prop, item, &join(at, name))?;
             }
             Ok(())
         }
-        Value::Array(items) => {
-            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
-                && items.len() as u64 > max
+        Value::Array(items) if schema.ty == "array" => {
+            if let Some(max) = schema.max_items
+                && items.len() > max
             {
                 return Err(format!("{} holds at most {max} items", subject(at)));
             }
-            let Some(item_schema) = schema.get("items") else {
+            let Some(item_schema) = &schema.items else {
                 return Ok(());
             };
             for (i, item) in items.iter().enumerate() {
-                check(item_schema, item, &format!("{}[{i}]", subject(at)))?;
+                check(routes, item_schema, item, &format!("{}[{i}]", subject(at)))?;
             }
             Ok(())
         }
-        Value::String(s) => {
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-                && s.chars().count() as u64 > max
+        Value::String(s) if schema.ty == "string" => {
+            if let Some(max) = schema.max_length
+                && s.chars().count() > max
             {
                 return Err(format!("{} is longer than {max} characters", subject(at)));
             }
             Ok(())
         }
-        Value::Number(n) => {
-            if let (Some(min), Some(v)) =
-                (schema.get("minimum").and_then(Value::as_f64), n.as_f64())
+        Value::Number(n) if matches!(schema.ty, "number" | "integer") => {
+            if let (Some(min), Some(v)) = (schema.minimum, n.as_f64())
                 && v < min
             {
                 return Err(format!("{} must be at least {min}", subject(at)));
@@ -210,6 +209,7 @@ mod tests {
 
     #[test]
     fn fields_are_named_by_their_path() {
+        routes::install(crate::api::routes);
         check_body("POST", SOURCES, &source()).unwrap();
         let mut b = source();
         b["config"]["name"] = Value::Null;
@@ -227,6 +227,7 @@ mod tests {
 
     #[test]
     fn unknown_fields_suggest_the_field_meant() {
+        routes::install(crate::api::routes);
         let mut b = source();
         b["config"]["trackstatus"] = json!(true);
         assert_eq!(
@@ -244,6 +245,7 @@ mod tests {
 
     #[test]
     fn enums_list_their_values() {
+        routes::install(crate::api::routes);
         let e = check_body(
             "PUT",
             "/api/v1/sources/a/objecttypes/b/syncs/1",
@@ -258,6 +260,7 @@ mod tests {
 
     #[test]
     fn free_form_bodies_are_not_checked() {
+        routes::install(crate::api::routes);
         check_body(
             "PUT",
             "/api/v1/sources/a/objecttypes/b/objects/c/content",

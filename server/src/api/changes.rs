@@ -15,11 +15,8 @@ use uuid::Uuid;
 use super::{ApiTags, dto::RecordMetadata};
 use crate::{
     auth::Auth, config::MAX_FEED_WAITS_PER_USER, cursors::CursorKey, problem::ApiError,
-    state::AppState,
+    rules::MAX_WAIT_SECONDS, state::AppState,
 };
-
-/// The longest `wait`, in seconds.
-pub const MAX_WAIT_SECONDS: u64 = 30;
 
 /// The change feed.
 pub struct ChangesApi;

@@ -17,18 +17,10 @@ use super::ApiTags;
 use crate::{
     auth::{BasicAuth, ClientAdmin},
     problem::ApiError,
+    rules::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_REDIRECT_URI_BYTES, MAX_REDIRECT_URIS},
     state::AppState,
     upload::FileUpload,
 };
-
-/// Longest client name, in characters.
-pub const MAX_NAME_CHARS: usize = 200;
-/// Longest description or bottomDescription, in characters.
-pub const MAX_DESCRIPTION_CHARS: usize = 4000;
-/// Most redirect URIs per client.
-pub const MAX_REDIRECT_URIS: usize = 20;
-/// Longest redirect URI, in bytes.
-pub const MAX_REDIRECT_URI_BYTES: usize = 2048;
 
 /// Body of create and update (spec 2.1).
 #[derive(Debug, Object)]

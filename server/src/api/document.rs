@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 
 use super::service;
+use crate::rules::{self, Operations, TAG_PAIR};
 
 /// The published document: the generated one with each operation's OAuth2 scopes filled in
 /// (reads need `read:*`, writes `default`), which poem-openapi cannot express per scheme.
@@ -426,125 +427,23 @@ fn document_authorize(doc: &mut Value) {
     }
 }
 
-/// One line of text as identifiers, names and tag values must be (docs/decisions.md, input
-/// policy): no C0 control character or DEL, not blank.
-const LINE: &str =
-    "^[^\\u0000-\\u001F\\u007F]*[^\\s\\u0000-\\u001F\\u007F][^\\u0000-\\u001F\\u007F]*$";
-
-/// A tag pair as the tag header carries it: a tag id, `:`, a value, each one non-blank line
-/// whose `%` starts a two-digit escape (DESIGN 6).
-const TAG_PAIR: &str = "^(?:[^\\u0000-\\u001F\\u007F%:]|%[0-9A-Fa-f]{2})*[^\\s\\u0000-\\u001F\\u007F%:](?:[^\\u0000-\\u001F\\u007F%:]|%[0-9A-Fa-f]{2})*:(?:[^\\u0000-\\u001F\\u007F%]|%[0-9A-Fa-f]{2})*[^\\s\\u0000-\\u001F\\u007F%](?:[^\\u0000-\\u001F\\u007F%]|%[0-9A-Fa-f]{2})*$";
-
-/// An http or https link on one line (record urls; `inlet_core::input::check_url`).
-const WEB_URL: &str = "^[hH][tT][tT][pP][sS]?://[^\\u0000-\\u001F\\u007F]+$";
-
-/// States in the document the rules the server enforces on identifiers and names (the input
-/// policy; `crate::input`, `inlet_core::input`), so generated data and clients follow them.
+/// States in the document the rules the server enforces beyond the handlers' types
+/// ([`crate::rules`]), so generated data and clients follow them.
 fn add_constraints(doc: &mut Value) {
-    let line = |max: u64| json!({"minLength": 1, "maxLength": max, "pattern": LINE});
-    let apply = |schema: &mut Value, rule: &Value| {
-        if schema.get("type").and_then(Value::as_str) != Some("string")
-            || schema.get("format").is_some()
-            || schema.get("enum").is_some()
-        {
-            return;
-        }
-        for (k, v) in rule.as_object().into_iter().flatten() {
+    fn merge(schema: &mut Value, keywords: &Value) {
+        for (k, v) in keywords.as_object().into_iter().flatten() {
             schema[k.as_str()] = v.clone();
         }
-    };
+    }
+    fn plain_string(schema: &Value) -> bool {
+        schema.get("type").and_then(Value::as_str) == Some("string")
+            && schema.get("format").is_none()
+            && schema.get("enum").is_none()
+    }
+    let parameter_rules = rules::parameter_rules();
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
     };
-    for op in paths
-        .values_mut()
-        .filter_map(Value::as_object_mut)
-        .flat_map(|item| item.values_mut())
-    {
-        for p in op
-            .get_mut("parameters")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            let name = p["name"].as_str().unwrap_or_default().to_string();
-            let rule = match (p["in"].as_str().unwrap_or_default(), name.as_str()) {
-                ("path", "externalId") | ("query", "externalChecksum") => line(1024),
-                ("query", "externalUrl") => {
-                    json!({"minLength": 1, "maxLength": 8192, "pattern": WEB_URL})
-                }
-                ("header", "If-Match") => line(1024),
-                _ => continue,
-            };
-            if let Some(schema) = p.get_mut("schema") {
-                apply(schema, &rule);
-            }
-        }
-    }
-    // Parameters with a format or range the server checks.
-    let parameter_rules: &[(&str, &str, Value)] = &[
-        ("search", "createdFrom", json!({"format": "date-time"})),
-        ("search", "createdTo", json!({"format": "date-time"})),
-        ("search", "modifiedFrom", json!({"format": "date-time"})),
-        ("search", "modifiedTo", json!({"format": "date-time"})),
-        (
-            "search",
-            "q",
-            json!({"maxLength": inlet_core::search::MAX_QUERY_CHARS,
-                   "pattern": "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}),
-        ),
-        (
-            "search",
-            "limit",
-            json!({"minimum": 1, "maximum": inlet_core::search::MAX_LIMIT}),
-        ),
-        ("search", "cursor", json!({"pattern": "^[A-Za-z0-9_-]+$"})),
-        (
-            "listObjects",
-            "limit",
-            json!({"minimum": 1, "maximum": inlet_core::ingest::MAX_PAGE}),
-        ),
-        (
-            "listObjects",
-            "cursor",
-            json!({"pattern": "^r1\\.([0-9a-f]{2})*$"}),
-        ),
-        (
-            "listObjects",
-            "modifiedSince",
-            json!({"format": "date-time"}),
-        ),
-        (
-            "listWebhookDeliveries",
-            "limit",
-            json!({"minimum": 1, "maximum": 1000}),
-        ),
-        (
-            "listChanges",
-            "limit",
-            json!({"minimum": 1, "maximum": inlet_core::ingest::MAX_PAGE}),
-        ),
-        (
-            "listChanges",
-            "wait",
-            json!({"minimum": 0, "maximum": super::changes::MAX_WAIT_SECONDS}),
-        ),
-        (
-            "listChanges",
-            "cursor",
-            json!({"pattern": "^(s[0-9]*(\\.[0-9a-f]{32})?|c[0-9]+|x[0-9]+\\.[0-9a-f]{32})$"}),
-        ),
-        (
-            "authorize",
-            "code_challenge",
-            json!({"pattern": "^[A-Za-z0-9._~-]{43,128}$"}),
-        ),
-        (
-            "authorize",
-            "scope",
-            json!({"pattern": "^(default|\\*:\\*|read:\\*)( (default|\\*:\\*|read:\\*))*$"}),
-        ),
-    ];
     for op in paths
         .values_mut()
         .filter_map(Value::as_object_mut)
@@ -557,189 +456,54 @@ fn add_constraints(doc: &mut Value) {
             .into_iter()
             .flatten()
         {
-            for (_, name, rule) in parameter_rules.iter().filter(|(op, ..)| *op == id) {
-                if p["name"] == *name {
-                    let schema = if p.pointer("/schema/items").is_some() {
-                        &mut p["schema"]["items"]
-                    } else {
-                        &mut p["schema"]
-                    };
-                    for (k, v) in rule.as_object().into_iter().flatten() {
-                        schema[k.as_str()] = v.clone();
+            for rule in &parameter_rules {
+                if p["name"] != rule.name || rule.location.is_some_and(|l| p["in"] != l) {
+                    continue;
+                }
+                match rule.operations {
+                    Operations::Every => {
+                        if let Some(schema) = p.get_mut("schema").filter(|s| plain_string(s)) {
+                            merge(schema, &rule.keywords);
+                        }
                     }
+                    Operations::One(target) if target == id => {
+                        let schema = if p.pointer("/schema/items").is_some() {
+                            &mut p["schema"]["items"]
+                        } else {
+                            &mut p["schema"]
+                        };
+                        merge(schema, &rule.keywords);
+                    }
+                    Operations::One(_) => {}
                 }
             }
-            if id == "search" && p["name"] == "tag" {
-                p["schema"]["items"]["pattern"] = json!(TAG_PAIR);
-            }
-            if id == "authorize" && p["name"] == "state" {
-                p["schema"]["pattern"] = json!(LINE);
-            }
         }
-        // The OAuth endpoints need their parameters; the form body is the documented way to
-        // send them (the query string works too, as spec 4.3 shows, but cannot be stated as
-        // an alternative).
-        if matches!(id.as_str(), "token" | "revokeToken" | "introspectToken")
+        if rules::BODY_REQUIRED.contains(&id.as_str())
             && let Some(body) = op.get_mut("requestBody")
         {
             body["required"] = json!(true);
         }
     }
-    // Body fields with limits the server checks (`clients::validate`, source validation).
-    let schema_rules: &[(&str, Value)] = &[
-        (
-            "/components/schemas/ClientIn/properties/name",
-            json!({"minLength": 1, "maxLength": super::clients::MAX_NAME_CHARS, "pattern": LINE}),
-        ),
-        (
-            "/components/schemas/ClientIn/properties/description",
-            json!({"maxLength": super::clients::MAX_DESCRIPTION_CHARS}),
-        ),
-        (
-            "/components/schemas/ClientIn/properties/bottomDescription",
-            json!({"maxLength": super::clients::MAX_DESCRIPTION_CHARS}),
-        ),
-        (
-            "/components/schemas/ClientIn/properties/redirectUris",
-            json!({"minItems": 1, "maxItems": super::clients::MAX_REDIRECT_URIS}),
-        ),
-        (
-            "/components/schemas/ClientIn/properties/redirectUris/items",
-            json!({"format": "uri", "maxLength": super::clients::MAX_REDIRECT_URI_BYTES,
-                   "pattern": "^[hH][tT][tT][pP][sS]?://[^#\\s]+$"}),
-        ),
-        (
-            "/components/schemas/ClientIn/properties/scopes",
-            json!({"minItems": 1}),
-        ),
-        (
-            "/components/schemas/WebhookIn/properties/url",
-            json!({"format": "uri", "maxLength": inlet_core::webhook::MAX_URL_BYTES,
-                   "pattern": "^[hH][tT][tT][pP][sS]?://[^#@\\s/?]+[^#\\s]*$"}),
-        ),
-        (
-            "/components/schemas/WebhookIn/properties/events",
-            json!({"minItems": 1, "maxItems": inlet_core::webhook::Event::ALL.len(),
-                   "uniqueItems": true}),
-        ),
-        (
-            "/components/schemas/WebhookIn/properties/events/items",
-            json!({"enum": inlet_core::webhook::Event::ALL.map(|e| e.name())}),
-        ),
-        (
-            "/components/schemas/BatchIds/properties/externalIds",
-            json!({"maxItems": inlet_core::ingest::MAX_BATCH}),
-        ),
-        (
-            "/components/schemas/BatchTouch/properties/objects",
-            json!({"maxItems": inlet_core::ingest::MAX_BATCH}),
-        ),
-        // JSON text may hold any character but NUL; an item breaking the externalId rules
-        // fails alone (its own 400 in the answer).
-        (
-            "/components/schemas/BatchIds/properties/externalIds/items",
-            json!({"pattern": "^[^\\u0000]*$"}),
-        ),
-        (
-            "/components/schemas/BatchTouchObject/properties/externalId",
-            json!({"pattern": "^[^\\u0000]*$"}),
-        ),
-        (
-            "/components/schemas/BatchTouchObject/properties/ifMatch",
-            json!({"pattern": "^[^\\u0000]*$"}),
-        ),
-        (
-            "/components/schemas/ClientIn/properties/scopes/items",
-            json!({"enum": ["default", "*:*", "read:*"]}),
-        ),
-        (
-            "/components/schemas/Application/properties/objectTypes",
-            json!({"minItems": 1}),
-        ),
-        (
-            "/components/schemas/FieldInput/properties/contentSelector",
-            json!({"pattern": "^(/[^/]*)*$"}),
-        ),
-        (
-            "/components/schemas/TokenRequest/properties/grant_type",
-            json!({"enum": ["authorization_code", "refresh_token"]}),
-        ),
-        (
-            "/components/schemas/TokenLookup/properties/token_type_hint",
-            json!({"enum": ["access_token", "refresh_token"]}),
-        ),
-        // OAuth parameters are identifiers: one non-blank line each (the input policy).
-        (
-            "/components/schemas/TokenRequest/properties/code",
-            json!({"pattern": LINE}),
-        ),
-        (
-            "/components/schemas/TokenRequest/properties/redirect_uri",
-            json!({"pattern": LINE}),
-        ),
-        (
-            "/components/schemas/TokenRequest/properties/refresh_token",
-            json!({"pattern": LINE}),
-        ),
-        (
-            "/components/schemas/TokenRequest/properties/code_verifier",
-            json!({"pattern": "^[A-Za-z0-9._~-]{43,128}$"}),
-        ),
-        (
-            "/components/schemas/TokenRequest/properties/scope",
-            json!({"pattern": "^(default|\\*:\\*|read:\\*)( (default|\\*:\\*|read:\\*))*$"}),
-        ),
-        (
-            "/components/schemas/TokenRequest/properties/client_id",
-            json!({"pattern": LINE}),
-        ),
-        (
-            "/components/schemas/TokenRequest/properties/client_secret",
-            json!({"pattern": LINE}),
-        ),
-        (
-            "/components/schemas/TokenLookup/properties/token",
-            json!({"pattern": LINE}),
-        ),
-        (
-            "/components/schemas/TokenLookup/properties/client_id",
-            json!({"pattern": LINE}),
-        ),
-        (
-            "/components/schemas/TokenLookup/properties/client_secret",
-            json!({"pattern": LINE}),
-        ),
-    ];
-    for (pointer, rule) in schema_rules {
-        if let Some(schema) = doc.pointer_mut(pointer) {
-            for (k, v) in rule.as_object().into_iter().flatten() {
-                schema[k.as_str()] = v.clone();
-            }
+    for rule in rules::field_rules() {
+        if let Some(schema) = doc.pointer_mut(rule.pointer) {
+            merge(schema, &rule.keywords);
         }
     }
-    // JSON request fields that name or identify something.
     if let Some(schemas) = doc
         .pointer_mut("/components/schemas")
         .and_then(Value::as_object_mut)
     {
         for (name, schema) in schemas.iter_mut() {
-            if !name.ends_with("Input")
-                && !["CreateSource", "PatchSource", "FolderIn", "TagConfigRef"]
-                    .contains(&name.as_str())
-            {
-                continue;
-            }
             for (field, prop) in schema
                 .get_mut("properties")
                 .and_then(Value::as_object_mut)
                 .into_iter()
                 .flatten()
             {
-                if matches!(field.as_str(), "name" | "externalId" | "parentExternalId") {
-                    apply(prop, &line(1024));
-                }
-                if field == "contentSelector" {
-                    apply(prop, &json!({"maxLength": 1024}));
+                if let Some(keywords) = rules::naming_rule(name, field)
+                    && plain_string(prop)
+                {
+                    merge(prop, &keywords);
                 }
             }
         }
@@ -922,6 +686,7 @@ mod tests {
 
     #[test]
     fn every_operation_has_a_group_a_summary_and_examples() {
+        crate::routes::install(crate::api::routes);
         let doc: Value = serde_json::from_str(&document()).unwrap();
         let groups: Vec<&str> = GROUPS.iter().map(|(name, _)| *name).collect();
         let tags: Vec<&str> = doc["tags"]
@@ -979,11 +744,25 @@ mod tests {
             let response = op
                 .pointer(&format!("/responses/{status}"))
                 .unwrap_or_else(|| panic!("{id}: the example's status {status} is undocumented"));
+            let declared = crate::routes::find(&path.replace(['{', '}'], ""))
+                .and_then(|r| r.operation(&method))
+                .and_then(|op| {
+                    op.responses
+                        .responses
+                        .iter()
+                        .find(|r| r.status.is_some_and(|s| s.to_string() == status))
+                });
             if let Some(content) = response["content"].as_object() {
-                for c in content.values() {
+                for (media, c) in content {
                     let body = &c["example"];
                     assert!(!body.is_null(), "{id}: no response example");
-                    crate::schema::check_value(&c["schema"], body)
+                    if id == "authorize" {
+                        continue; // documented by hand: a page, not a handler of the service
+                    }
+                    let schema = declared
+                        .and_then(|r| r.content.iter().find(|m| m.content_type == media))
+                        .unwrap_or_else(|| panic!("{id}: {status} {media} is not declared"));
+                    crate::schema::check_value(&schema.schema, body)
                         .unwrap_or_else(|e| panic!("{id}: response example: {e}"));
                 }
             }

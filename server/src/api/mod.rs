@@ -102,6 +102,14 @@ pub fn service() -> OpenApiService<Apis, ()> {
 
 pub use document::document;
 
+/// The API's routes for the request checks ([`crate::routes`]): the operations and schemas the
+/// document is generated from, read from the handlers' types.
+pub fn routes() -> crate::routes::Routes {
+    let mut registry = poem_openapi::registry::Registry::new();
+    <Apis as poem_openapi::OpenApi>::register(&mut registry);
+    crate::routes::Routes::new(<Apis as poem_openapi::OpenApi>::meta(), registry)
+}
+
 /// The source and object type addressed by a request, confined to the caller's workspace.
 async fn object_type(
     state: &AppState,
