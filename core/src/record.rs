@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{
-    Error, Result, WorkspaceId, source::Source, sync::SyncEvent, tag::Tags, time::Timestamp,
+    Error, Result, WorkspaceId, access::Grantee, source::Source, sync::SyncEvent, tag::Tags,
+    time::Timestamp,
 };
 
 /// Addresses one object type of one source in one workspace.
@@ -97,6 +98,10 @@ pub struct Record {
     pub removed: bool,
     /// How extraction went.
     pub extraction: Extraction,
+    /// Who may read it; `None` follows the object type's `defaultAccess`
+    /// ([`crate::access`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Vec<Grantee>>,
 }
 
 impl Record {
@@ -133,6 +138,9 @@ pub struct RecordWrite {
     pub extraction: Extraction,
     /// E-mail of the uploading user.
     pub modified_by: String,
+    /// The access list sent with the upload; `None` keeps the record's (a new record follows
+    /// its object type's default).
+    pub access: Option<Vec<Grantee>>,
 }
 
 /// Result of a stored upload.
@@ -162,6 +170,15 @@ pub struct TouchItem {
     pub external_id: String,
     /// Expected stored checksum, unquoted; `None` always matches.
     pub if_match: Option<String>,
+}
+
+/// One access change of a batch ([`crate::store::Records::set_access`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessItem {
+    /// The record's externalId (checked by the caller).
+    pub external_id: String,
+    /// The new list; `None` returns the record to its object type's default.
+    pub access: Option<Vec<Grantee>>,
 }
 
 /// A page request of [`RecordStore::list_records`].
@@ -313,6 +330,7 @@ mod tests {
             sync_number: 1,
             removed,
             extraction: Extraction::default(),
+            access: None,
         }
     }
 

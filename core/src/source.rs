@@ -178,6 +178,9 @@ pub struct ObjectType {
     /// `--complete-max-removal` ([`crate::sync::check_mass_removal`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete_max_removal: Option<f64>,
+    /// Who may read its records pushed without an access list ([`crate::access`]).
+    #[serde(default)]
+    pub default_access: crate::access::DefaultAccess,
 }
 
 impl ObjectType {
@@ -585,6 +588,7 @@ impl NewObjectType {
             tag_configs,
             facets,
             templates: self.templates,
+            default_access: crate::access::DefaultAccess::default(),
         })
     }
 }

@@ -150,6 +150,7 @@ mod tests {
         };
         ObjectType {
             complete_max_removal: None,
+            default_access: Default::default(),
             id: Uuid::new_v4(),
             name: "Tickets".into(),
             external_id: "tickets".into(),

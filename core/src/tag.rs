@@ -245,6 +245,7 @@ mod tests {
         };
         ObjectType {
             complete_max_removal: None,
+            default_access: Default::default(),
             id: Uuid::new_v4(),
             name: "Files".into(),
             external_id: "files".into(),

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod folders;
+mod groups;
 mod log;
 mod oauth;
 mod rate_limits;
@@ -55,6 +56,8 @@ struct State {
     tokens: Vec<ApiToken>,
     /// Folders per (source, HIERARCHICAL tag externalId).
     folders: HashMap<(Uuid, String), Vec<Folder>>,
+    /// Groups by (source, externalId), in externalId order per source.
+    groups: BTreeMap<(Uuid, String), inlet_core::access::Group>,
     clients: Vec<OAuthClient>,
     logos: HashMap<Uuid, Logo>,
     /// Codes by hash, with whether they were redeemed.

@@ -6,8 +6,8 @@ use inlet_core::store::Records;
 use inlet_core::{
     Error, Result,
     record::{
-        self, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
-        TouchItem,
+        self, AccessItem, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite,
+        Scope, Touch, TouchItem,
     },
     sync::{self, SyncEvent},
     time::{self},
@@ -54,6 +54,9 @@ impl Records for MemoryStore {
             ),
             removed: false,
             extraction: write.extraction,
+            access: write
+                .access
+                .or_else(|| existing.and_then(|r| r.access.clone())),
         };
         records.insert(write.key.external_id.clone(), record.clone());
         st.log.record(&record);
@@ -165,6 +168,31 @@ impl Records for MemoryStore {
         }
         for _ in 0..touched {
             st.count(scope.object_type_id, sync_number, SyncEvent::Touched);
+        }
+        Ok(results)
+    }
+
+    async fn set_access(&self, scope: Scope, items: &[AccessItem]) -> Result<Vec<Result<()>>> {
+        let mut st = self.state.lock();
+        st.object_type_name(scope)?;
+        let mut results = Vec::with_capacity(items.len());
+        for item in items {
+            let record = st
+                .records
+                .get_mut(&scope.object_type_id)
+                .and_then(|m| m.get_mut(&item.external_id))
+                .filter(|r| !r.removed);
+            let Some(record) = record else {
+                results.push(Err(Error::not_found(format!(
+                    "no current record with externalId '{}'",
+                    item.external_id
+                ))));
+                continue;
+            };
+            record.access = item.access.clone();
+            let record = record.clone();
+            st.log.record(&record);
+            results.push(Ok(()));
         }
         Ok(results)
     }

@@ -3,6 +3,7 @@
 mod accounts;
 mod batch;
 mod folders;
+mod groups;
 mod log;
 mod migration;
 mod oauth;

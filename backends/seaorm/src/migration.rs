@@ -28,6 +28,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0013Webhooks),
             Box::new(M0014HotTouches),
             Box::new(M0015DeploymentKeys),
+            Box::new(M0016Access),
         ]
     }
 }
@@ -713,6 +714,45 @@ impl MigrationTrait for M0015DeploymentKeys {
                 "CREATE TABLE deployment_keys (name TEXT PRIMARY KEY, secret TEXT NOT NULL)",
             )
             .await?;
+        Ok(())
+    }
+}
+
+/// Access lists on records (`access`, JSON; NULL follows the object type's default, which
+/// is what every record written before it gets: readable by everyone) and the groups sources
+/// mirror, with one row per (group, member term) for expanding a reader's groups.
+struct M0016Access;
+
+impl sea_orm_migration::MigrationName for M0016Access {
+    fn name(&self) -> &str {
+        "m0016_access"
+    }
+}
+
+const M0016_UP: &[&str] = &[
+    "ALTER TABLE records ADD COLUMN access TEXT",
+    "CREATE TABLE access_groups (
+        source_id TEXT NOT NULL,
+        external_id TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        members TEXT NOT NULL,
+        PRIMARY KEY (source_id, external_id))",
+    "CREATE TABLE access_group_members (
+        workspace_id TEXT NOT NULL,
+        member TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        group_id TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, member, source_id, group_id))",
+    "CREATE INDEX access_group_members_group ON access_group_members (source_id, group_id)",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0016Access {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for sql in M0016_UP {
+            db.execute_unprepared(sql).await?;
+        }
         Ok(())
     }
 }

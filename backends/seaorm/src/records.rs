@@ -8,8 +8,8 @@ use inlet_core::store::{Records, Sources};
 use inlet_core::{
     Error, Result,
     record::{
-        self, Extraction, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite,
-        Scope, Touch, TouchItem,
+        self, AccessItem, Extraction, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey,
+        RecordWrite, Scope, Touch, TouchItem,
     },
     search,
     sync::{self, SyncCounters, SyncEvent},
@@ -52,7 +52,7 @@ macro_rules! record_columns {
             ", r.tags, r.external_checksum, r.created_date, r.modified_date, r.modified_by, ",
             "r.sync_number, ",
             $removed,
-            ", r.extraction, o.name AS ot_name, o.current_sync AS ot_current_sync"
+            ", r.extraction, r.access, o.name AS ot_name, o.current_sync AS ot_current_sync"
         )
     };
 }
@@ -89,6 +89,10 @@ pub(crate) fn record_from_row(row: &QueryResult) -> Result<Record> {
         sync_number: get(row, "sync_number")?,
         removed: get(row, "removed")?,
         extraction: serde_json::from_str::<Extraction>(&extraction).map_err(json_error)?,
+        access: get::<Option<String>>(row, "access")?
+            .map(|a| serde_json::from_str(&a))
+            .transpose()
+            .map_err(json_error)?,
     })
 }
 
@@ -344,6 +348,13 @@ impl Records for SeaOrmStore {
             sync_number.into(),
             state.complete_floor.into(),
             write.file_name.into(),
+            write
+                .access
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(json_error)?
+                .into(),
         ];
         // One statement creates version 1 or bumps the version atomically.
         let row = one(
@@ -351,8 +362,9 @@ impl Records for SeaOrmStore {
             self.stmt(
                 "INSERT INTO records (id, object_type_id, external_id, source_id, version, title, url, \
                      content, tags, external_checksum, created_date, modified_date, modified_by, \
-                     sync_number, removed, extraction, file_name) \
-                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10, $10, $11, $12, FALSE, $13, $16) \
+                     sync_number, removed, extraction, file_name, access) \
+                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10, $10, $11, $12, FALSE, $13, $16, \
+                     $17) \
                  ON CONFLICT (object_type_id, external_id) DO UPDATE SET \
                      version = records.version + 1, title = excluded.title, url = excluded.url, \
                      file_name = excluded.file_name, \
@@ -362,7 +374,8 @@ impl Records for SeaOrmStore {
                      sync_number = COALESCE($14, CASE WHEN records.removed \
                          OR records.sync_number < $15 THEN $12 ELSE records.sync_number END), \
                      removed = FALSE, \
-                     extraction = excluded.extraction \
+                     extraction = excluded.extraction, \
+                     access = COALESCE(excluded.access, records.access) \
                  RETURNING id, version",
                 values,
             ),
@@ -499,6 +512,48 @@ impl Records for SeaOrmStore {
         items: &[TouchItem],
     ) -> Result<Vec<Result<()>>> {
         self.touch_many(scope, sync_number, items).await
+    }
+
+    async fn set_access(&self, scope: Scope, items: &[AccessItem]) -> Result<Vec<Result<()>>> {
+        let _w = self.write_guard().await;
+        let txn = self.begin_write().await?;
+        self.object_type_state(&txn, scope, self.for_share())
+            .await?;
+        let mut results = Vec::with_capacity(items.len());
+        for item in items {
+            let access = item
+                .access
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(json_error)?;
+            let row = one(
+                &txn,
+                self.stmt(
+                    "UPDATE records SET access = $3 WHERE object_type_id = $1 AND external_id = $2 \
+                     AND NOT removed AND sync_number >= (SELECT complete_floor FROM object_types \
+                     WHERE id = $1) RETURNING id",
+                    vec![
+                        scope.object_type_id.to_string().into(),
+                        item.external_id.clone().into(),
+                        access.into(),
+                    ],
+                ),
+            )
+            .await?;
+            match row {
+                Some(row) => {
+                    self.log_record(&txn, uuid(&row, "id")?).await?;
+                    results.push(Ok(()));
+                }
+                None => results.push(Err(Error::not_found(format!(
+                    "no current record with externalId '{}'",
+                    item.external_id
+                )))),
+            }
+        }
+        txn.commit().await.map_err(db_error)?;
+        Ok(results)
     }
 
     async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>> {

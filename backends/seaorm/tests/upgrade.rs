@@ -2,7 +2,8 @@
 //! search window of m0004), or with a PostgreSQL full-text index in m0004's layout, open with
 //! this version, lose their SQL full-text tables (m0010), keep their tag rows for folder
 //! counts, and are found after the search index is built from them (m0008's write log starts
-//! empty; the build scans the records), on SQLite and PostgreSQL.
+//! empty; the build scans the records), on SQLite and PostgreSQL. Their records carry no access
+//! list: they follow their object type's default, readable by everyone.
 
 use inlet_core::{
     index::{IndexQuery, SearchIndex},
@@ -320,6 +321,21 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
         .collect();
     fed.sort();
     assert_eq!(fed, ["a", "b"]);
+    // Records from before access lists follow their object type's default: everyone (m0016).
+    let key = inlet_core::record::RecordKey {
+        scope: inlet_core::record::Scope {
+            workspace_id: ws,
+            source_id: source.id,
+            object_type_id: ot.id,
+        },
+        external_id: "a".into(),
+    };
+    assert_eq!(store.get_record(&key).await.unwrap().access, None);
+    let stored = store.get_source(ws, source.id).await.unwrap();
+    assert_eq!(
+        stored.object_types[0].default_access,
+        inlet_core::access::DefaultAccess::Everyone
+    );
     let index = TantivyIndex::in_memory().unwrap();
     inlet_core::index::rebuild(&store, &index, &mut |_| {})
         .await

@@ -7,7 +7,9 @@ use crate::{
     Error, RecordStore, Result,
     folder::is_folder_tag,
     input,
-    record::{self, Extraction, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch},
+    record::{
+        self, AccessItem, Extraction, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch,
+    },
     source::{ObjectType, Source},
     structured,
     sync::{self, SyncEvent, SyncState},
@@ -44,6 +46,8 @@ pub struct Write {
     pub tags: Tags,
     /// Who writes.
     pub modified_by: String,
+    /// The access list sent with it; `None` keeps the record's ([`crate::access`]).
+    pub access: Option<Vec<crate::access::Grantee>>,
 }
 
 /// What a write stores when its content is (re)built.
@@ -121,6 +125,7 @@ pub async fn prepare(
         checksum: request.checksum.map(str::to_string),
         tags,
         modified_by: request.modified_by.to_string(),
+        access: None,
     })
 }
 
@@ -182,7 +187,19 @@ where
             event: SyncEvent::Unchanged,
         };
         match store.touch_record(&write.key, touch).await {
-            Ok(record) => return Ok(Stored::Unchanged(record)),
+            // The checksum skip does not skip an access change.
+            Ok(mut record) => {
+                if let Some(access) = write.access.filter(|a| record.access.as_ref() != Some(a)) {
+                    let item = AccessItem {
+                        external_id: write.key.external_id.clone(),
+                        access: Some(access.clone()),
+                    };
+                    let mut results = store.set_access(write.key.scope, &[item]).await?;
+                    results.pop().unwrap_or(Ok(()))?;
+                    record.access = Some(access);
+                }
+                return Ok(Stored::Unchanged(record));
+            }
             // Changed or removed since we looked: store this write instead.
             Err(Error::PreconditionFailed(_) | Error::NotFound(_)) => {}
             Err(e) => return Err(e.into()),
@@ -201,6 +218,7 @@ where
             external_checksum: write.checksum,
             extraction: content.extraction,
             modified_by: write.modified_by,
+            access: write.access,
         })
         .await?;
     Ok(Stored::Written(outcome))

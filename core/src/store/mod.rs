@@ -1,10 +1,11 @@
 //! The storage contract, one small trait per concept; a backend implements each in a module of
-//! its own. [`RecordStore`] (sources, syncs, records, folders, the write log) and
+//! its own. [`RecordStore`] (sources, syncs, records, folders, groups, the write log) and
 //! [`TokenStore`] (accounts, OAuth state, rate limits) name the sets the server holds; every
 //! type implementing the parts implements them.
 
 pub mod accounts;
 pub mod folders;
+pub mod groups;
 pub mod log;
 pub mod oauth;
 pub mod rate_limits;
@@ -14,6 +15,7 @@ pub mod syncs;
 
 pub use accounts::Accounts;
 pub use folders::Folders;
+pub use groups::Groups;
 pub use log::WriteLog;
 pub use oauth::OAuthStore;
 pub use rate_limits::RateLimits;
@@ -26,15 +28,16 @@ pub use syncs::Syncs;
 /// need no import.
 pub mod prelude {
     pub use super::{
-        Accounts, Folders, OAuthStore, RateLimits, RecordStore, Records, Sources, Syncs,
+        Accounts, Folders, Groups, OAuthStore, RateLimits, RecordStore, Records, Sources, Syncs,
         TokenStore, WriteLog,
     };
 }
 
-/// Everything a store of sources, syncs, records and folders provides, with its write log.
-pub trait RecordStore: Sources + Syncs + Records + Folders + WriteLog {}
+/// Everything a store of sources, syncs, records, folders and groups provides, with its write
+/// log.
+pub trait RecordStore: Sources + Syncs + Records + Folders + Groups + WriteLog {}
 
-impl<T: Sources + Syncs + Records + Folders + WriteLog + ?Sized> RecordStore for T {}
+impl<T: Sources + Syncs + Records + Folders + Groups + WriteLog + ?Sized> RecordStore for T {}
 
 /// Everything a store of accounts, OAuth state and rate limits provides.
 pub trait TokenStore: Accounts + OAuthStore + RateLimits {}

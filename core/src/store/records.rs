@@ -4,7 +4,9 @@ use async_trait::async_trait;
 
 use crate::{
     Error, Result,
-    record::{ListQuery, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch, TouchItem},
+    record::{
+        AccessItem, ListQuery, PutOutcome, Record, RecordKey, RecordWrite, Scope, Touch, TouchItem,
+    },
     sync::SyncEvent,
 };
 
@@ -70,6 +72,11 @@ pub trait Records: Send + Sync + 'static {
         }
         Ok(results)
     }
+    /// Replaces the access lists of live records of one object type, each in the write log
+    /// as a change of the record (its version, checksum and sync membership stay); one result
+    /// per item in the order given: [`Error::NotFound`] for an externalId without a live
+    /// record. A store applies the batch in one transaction.
+    async fn set_access(&self, scope: Scope, items: &[AccessItem]) -> Result<Vec<Result<()>>>;
     /// A page of an object type's records in externalId byte order, without their content
     /// (empty).
     async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>>;

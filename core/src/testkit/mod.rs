@@ -17,6 +17,7 @@ use crate::{
     time,
 };
 
+mod access;
 mod accounts;
 mod batch;
 mod changes;
@@ -31,6 +32,7 @@ mod sources;
 mod syncs;
 mod webhooks;
 
+pub use access::*;
 pub use accounts::*;
 pub use batch::*;
 pub use changes::*;
@@ -132,6 +134,7 @@ pub fn write(
             metadata: None,
         },
         modified_by: "tester@example.test".into(),
+        access: None,
     }
 }
 
@@ -201,6 +204,8 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, concurrent_uploads_never_lose_a_version, arc);
         $crate::conformance_tests!(@case $make, $cleanup, two_syncs_never_open_at_once, arc);
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);
+        $crate::conformance_tests!(@case $make, $cleanup, access_lists_roundtrip_and_are_logged, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, groups_mirror_and_expand, ref);
         $crate::conformance_tests!(@case $make, $cleanup, identities_roundtrip, ref);
         $crate::conformance_tests!(@case $make, $cleanup, deployment_keys_are_stored_once, ref);
         $crate::conformance_tests!(@case $make, $cleanup, passwords_are_reset_by_user, ref);

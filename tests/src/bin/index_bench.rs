@@ -90,6 +90,7 @@ fn main() {
                     failure: None,
                     metadata: None,
                 },
+                access: None,
             };
             batch.push(document(ws, &record, Some(&src)));
             if batch.len() == per_commit || i + 1 == n {

@@ -155,6 +155,7 @@ async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
                         tags: tags(&mut rng),
                         external_checksum: None,
                         modified_by: "bench@example.test".into(),
+                        access: None,
                     })
                     .await
                     .expect("put");
