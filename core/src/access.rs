@@ -319,6 +319,16 @@ where
     Ok(Viewer::Only(terms))
 }
 
+impl Viewer {
+    /// The terms a search filters on; `None` for everything.
+    pub fn terms(&self) -> Option<Vec<String>> {
+        match self {
+            Self::All => None,
+            Self::Only(terms) => Some(terms.iter().cloned().collect()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;

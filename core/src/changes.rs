@@ -125,6 +125,24 @@ pub enum FeedChange {
     },
 }
 
+impl FeedChange {
+    /// Whether `viewer` may read it (a deleted source's news is everyone's).
+    pub fn readable_by(&self, viewer: &crate::access::Viewer) -> bool {
+        match self {
+            Self::SourceDeleted { .. } => true,
+            Self::Upsert(record) => record.readable_by(viewer),
+            Self::Remove(r) => {
+                matches!(viewer, crate::access::Viewer::All)
+                    || viewer.reads(&crate::access::record_terms(
+                        r.access.as_deref(),
+                        r.source_id,
+                        r.object_type_id,
+                    ))
+            }
+        }
+    }
+}
+
 /// A page of the feed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedPage {
@@ -234,6 +252,7 @@ async fn read_log(
                     object_type_id: record.object_type.id,
                     external_id: record.external_id.clone(),
                     sync_number: record.sync_number,
+                    access: record.access.clone(),
                 })
             } else {
                 FeedChange::Upsert(record.clone())

@@ -60,6 +60,8 @@ pub struct IndexDoc {
     pub created_filter_ms: i64,
     /// Milliseconds the modified filters compare.
     pub modified_filter_ms: i64,
+    /// Who may read it ([`crate::access::record_terms`]).
+    pub access_terms: Vec<String>,
 }
 
 /// What one commit of an index applies: documents to (re)write, records to drop, and the log
@@ -107,6 +109,9 @@ pub struct IndexQuery {
     pub cursor: Option<String>,
     /// Tags whose values are counted over every match.
     pub facet_tags: Vec<String>,
+    /// Only records whose access terms meet these (a reader's
+    /// [`crate::access::Viewer::Only`]); `None` for every record.
+    pub viewer: Option<Vec<String>>,
 }
 
 /// One result of a search.
@@ -263,6 +268,11 @@ pub fn document(workspace_id: WorkspaceId, record: &Record, source: Option<&Sour
         modified_ms: record.modified_date.timestamp_millis(),
         created_filter_ms,
         modified_filter_ms,
+        access_terms: crate::access::record_terms(
+            record.access.as_deref(),
+            record.source_id,
+            record.object_type.id,
+        ),
     }
 }
 

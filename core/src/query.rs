@@ -173,6 +173,7 @@ pub async fn prepare(store: &dyn RecordStore, request: Request<'_>) -> Result<Pr
         limit,
         cursor: request.cursor,
         facet_tags: facets.iter().map(|(_, t, _)| t.clone()).collect(),
+        viewer: None,
     };
     Ok(Prepared { query, facets })
 }

@@ -105,6 +105,16 @@ pub struct Record {
 }
 
 impl Record {
+    /// Who may read it, as index terms ([`crate::access::record_terms`]).
+    pub fn access_terms(&self) -> Vec<String> {
+        crate::access::record_terms(self.access.as_deref(), self.source_id, self.object_type.id)
+    }
+
+    /// Whether `viewer` may read it.
+    pub fn readable_by(&self, viewer: &crate::access::Viewer) -> bool {
+        matches!(viewer, crate::access::Viewer::All) || viewer.reads(&self.access_terms())
+    }
+
     /// The checksum as metadata shows it: absent on a tombstone.
     pub fn visible_checksum(&self) -> Option<&str> {
         if self.removed {

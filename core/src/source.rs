@@ -286,6 +286,8 @@ pub struct NewObjectType {
     pub templates: Option<Templates>,
     /// The object type's own mass-removal guard, in percent (0 to 100).
     pub complete_max_removal: Option<f64>,
+    /// Who may read its records pushed without an access list (`EVERYONE` unless set).
+    pub default_access: crate::access::DefaultAccess,
 }
 
 /// The whole create-source request, independent of its wire form.
@@ -588,7 +590,7 @@ impl NewObjectType {
             tag_configs,
             facets,
             templates: self.templates,
-            default_access: crate::access::DefaultAccess::default(),
+            default_access: self.default_access,
         })
     }
 }
@@ -619,6 +621,7 @@ mod tests {
 
     fn record_type(ext: &str) -> NewObjectType {
         NewObjectType {
+            default_access: Default::default(),
             complete_max_removal: None,
             name: "Files".into(),
             external_id: ext.into(),
@@ -751,6 +754,7 @@ mod tests {
     #[test]
     fn structured_templates_must_name_declared_fields() {
         let structured = |template: &str| NewObjectType {
+            default_access: Default::default(),
             complete_max_removal: None,
             name: "Tickets".into(),
             external_id: "tickets".into(),

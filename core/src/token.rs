@@ -90,6 +90,8 @@ pub struct Principal {
     pub role: Role,
     /// What the credentials allow.
     pub access: Access,
+    /// Authenticated with an OAuth2 access token (an application acting for the user).
+    pub oauth: bool,
 }
 
 impl Principal {
@@ -101,6 +103,14 @@ impl Principal {
             email: user.email.clone(),
             role: user.role,
             access: Access::ReadWrite,
+            oauth: false,
         }
+    }
+
+    /// Whether the caller reads every record regardless of access lists: an administrator's
+    /// API token (a connector). A member's API token and every OAuth2 access token read as
+    /// their user ([`crate::access`]).
+    pub fn reads_everything(&self) -> bool {
+        self.role == Role::Admin && !self.oauth
     }
 }

@@ -189,6 +189,7 @@ async fn check_bearer(req: &Request, token: &str) -> poem::Result<Principal> {
     };
     Ok(Principal {
         access,
+        oauth: true,
         ..Principal::full(&user)
     })
 }

@@ -17,6 +17,7 @@ pub mod rules;
 pub mod schema;
 pub mod state;
 pub mod upload;
+pub mod viewers;
 pub mod webhooks;
 
 use futures_util::StreamExt;

@@ -36,6 +36,8 @@ pub struct AppState {
     pub feed_waits: Arc<Waits>,
     /// The key change-feed cursors are sealed with, read from the store once.
     pub feed_key: Arc<tokio::sync::OnceCell<crate::cursors::CursorKey>>,
+    /// What each caller may read, briefly kept ([`crate::viewers`]).
+    pub viewers: Arc<crate::viewers::Viewers>,
 }
 
 /// Long polls open per user, each counted while its [`Waiting`] lives.
@@ -105,6 +107,7 @@ impl AppState {
             webhook_wake: Arc::default(),
             feed_waits: Arc::default(),
             feed_key: Arc::default(),
+            viewers: Arc::default(),
         }
     }
 

@@ -62,6 +62,7 @@ async fn fixture(n: i64) -> Fixture {
         name: "Crash".into(),
         track_status: true,
         object_types: vec![NewObjectType {
+            default_access: Default::default(),
             complete_max_removal: None,
             name: "Docs".into(),
             external_id: "docs".into(),

@@ -101,6 +101,7 @@ pub fn source(workspace_id: uuid::Uuid) -> inlet_core::source::Source {
         name: "Bench".into(),
         track_status: true,
         object_types: vec![NewObjectType {
+            default_access: Default::default(),
             complete_max_removal: None,
             name: "Docs".into(),
             external_id: "docs".into(),

@@ -53,6 +53,7 @@ impl WriteLog for MemoryStore {
                         object_type_id,
                         external_id: r.external_id.clone(),
                         sync_number: r.sync_number,
+                        access: r.access.clone(),
                     })
                     .collect()
             })

@@ -244,7 +244,7 @@ impl SeaOrmStore {
         let rows = all(
             &self.db,
             self.stmt(
-                "SELECT id, source_id, external_id, sync_number FROM records \
+                "SELECT id, source_id, external_id, sync_number, access FROM records \
                  WHERE object_type_id = $1 AND sync_number >= $2 AND sync_number < $3 \
                  AND NOT removed AND id > $4 ORDER BY id LIMIT $5",
                 vec![
@@ -265,6 +265,10 @@ impl SeaOrmStore {
                     object_type_id,
                     external_id: get(r, "external_id")?,
                     sync_number: get(r, "sync_number")?,
+                    access: get::<Option<String>>(r, "access")?
+                        .map(|a| serde_json::from_str(&a))
+                        .transpose()
+                        .map_err(crate::json_error)?,
                 })
             })
             .collect()

@@ -43,7 +43,7 @@ use tantivy::{
     TantivyError, Term,
     collector::{Count, TopDocs},
     directory::{Directory, INDEX_WRITER_LOCK, MmapDirectory},
-    query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery},
+    query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery, TermSetQuery},
     schema::{
         FAST, Facet, FacetOptions, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema,
         TextFieldIndexing, TextOptions, Value,
@@ -63,7 +63,7 @@ use crate::{
 /// Version of the schema and analysis. An index written with another is rebuilt from the store
 /// (10: a record whose text the detector cannot place, or places in a language without a
 /// stemmer, is no longer stemmed in its title's language).
-pub const FORMAT: u32 = 10;
+pub const FORMAT: u32 = 11;
 /// The tokenizer name our exact text fields are registered with.
 const TOKENIZER: &str = "inlet";
 /// The fast field facets are counted from ([`facets`]).
@@ -102,6 +102,7 @@ struct Fields {
     created_filter: Field,
     modified_filter: Field,
     tiebreak: Field,
+    allowed: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -146,9 +147,9 @@ fn schema() -> (Schema, Fields) {
     let created_filter = b.add_i64_field("created_filter", INDEXED | FAST);
     let modified_filter = b.add_i64_field("modified_filter", INDEXED | FAST);
     let tiebreak = b.add_u64_field("tiebreak", FAST);
-    // Room for per-record permissions (DESIGN 7): the people and groups allowed to see a record
-    // will go here, and Bearer searches will filter on it. Not written yet.
-    b.add_text_field("allowed", STRING);
+    // Who may read the record (DESIGN 7a): its access terms; a reader's search keeps the
+    // records holding one of theirs.
+    let allowed = b.add_text_field("allowed", STRING);
     let fields = Fields {
         id,
         workspace,
@@ -174,6 +175,7 @@ fn schema() -> (Schema, Fields) {
         created_filter,
         modified_filter,
         tiebreak,
+        allowed,
     };
     (b.build(), fields)
 }
@@ -482,6 +484,9 @@ impl TantivyIndex {
         doc.add_i64(f.created_filter, d.created_filter_ms);
         doc.add_i64(f.modified_filter, d.modified_filter_ms);
         doc.add_u64(f.tiebreak, tiebreak(d.record_id));
+        for term in &d.access_terms {
+            doc.add_text(f.allowed, term);
+        }
         doc
     }
 
@@ -544,6 +549,10 @@ impl TantivyIndex {
         }
         if let Some(o) = q.object_type_id {
             out.push(raw(f.object_type, &o.to_string()));
+        }
+        if let Some(viewer) = &q.viewer {
+            let terms = viewer.iter().map(|t| Term::from_field_text(f.allowed, t));
+            out.push(query::filter(Box::new(TermSetQuery::new(terms))));
         }
         for t in &q.tags {
             let any: Vec<(Occur, Box<dyn Query>)> = t

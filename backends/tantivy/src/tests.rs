@@ -26,6 +26,7 @@ pub(crate) fn doc(n: u128, title: &str, content: &str) -> IndexDoc {
         modified_ms: n as i64,
         created_filter_ms: n as i64,
         modified_filter_ms: n as i64,
+        access_terms: vec![inlet_core::access::EVERYONE_TERM.into()],
     }
 }
 
@@ -788,4 +789,37 @@ fn totals_count_every_match_when_the_last_missing_records_are_looked_up() {
         let hits = index.search(&query(text)).expect("search");
         assert_eq!(hits.total as usize, expected, "{text}");
     }
+}
+
+#[test]
+fn a_viewer_sees_only_the_records_it_may_read_in_hits_totals_and_facets() {
+    let mut docs = Vec::new();
+    for n in 0..40u128 {
+        let (team, allowed) = if n.is_multiple_of(4) {
+            ("hr", "g:s:hr")
+        } else {
+            ("all", "*")
+        };
+        let mut d = tagged(doc(n, "x.txt", "salary review notes"), "team", &[team]);
+        d.access_terms = vec![allowed.into()];
+        docs.push(d);
+    }
+    let index = index_with(docs);
+    let mut q = query("salary");
+    q.facet_tags = vec!["team".into()];
+    assert_eq!(index.search(&q).unwrap().total, 40, "no viewer: everything");
+    q.viewer = Some(vec!["*".into(), "u:ann@x.test".into()]);
+    let seen = index.search(&q).unwrap();
+    assert_eq!(seen.total, 30);
+    assert_eq!(seen.facets["team"], vec![("all".to_string(), 30)]);
+    assert!(seen.hits.iter().all(|h| {
+        let n: u128 = h.external_id["doc-".len()..].parse().unwrap();
+        !n.is_multiple_of(4)
+    }));
+    q.viewer = Some(vec!["*".into(), "g:s:hr".into()]);
+    assert_eq!(index.search(&q).unwrap().total, 40);
+    q.viewer = Some(vec![]);
+    assert_eq!(index.search(&q).unwrap().total, 0, "no terms: nothing");
+    q.text = String::new();
+    assert_eq!(index.search(&q).unwrap().total, 0, "browsing too");
 }

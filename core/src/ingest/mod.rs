@@ -8,8 +8,10 @@
 //!   paged listing.
 //! - [`syncs`]: opening and closing syncs, with the mass-removal guard resolved.
 
+pub mod access;
 pub mod records;
 pub mod syncs;
 pub mod write;
 
+pub use access::{parse_headers, viewer_of};
 pub use records::*;

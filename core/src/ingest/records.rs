@@ -4,7 +4,9 @@
 //! item answers exactly what its single call would have; the HTTP layer only parses and maps.
 
 use crate::{
-    Error, RecordStore, Result, input,
+    Error, RecordStore, Result,
+    access::Viewer,
+    input,
     record::{self, ListQuery, Record, RecordKey, Scope, Touch, TouchItem},
     sync::SyncEvent,
     time::Timestamp,
@@ -72,9 +74,56 @@ pub fn check_batch(len: usize) -> Result<()> {
     Ok(())
 }
 
-/// One record's metadata (tombstones included).
-pub async fn metadata(store: &dyn RecordStore, scope: Scope, external_id: &str) -> Result<Record> {
-    store.get_record(&key(scope, external_id)?).await
+/// One record's metadata (tombstones included), when `viewer` may read it.
+pub async fn metadata(
+    store: &dyn RecordStore,
+    scope: Scope,
+    external_id: &str,
+    viewer: &Viewer,
+) -> Result<Record> {
+    readable(viewer, store.get_record(&key(scope, external_id)?).await?)
+}
+
+/// The externalIds among `external_ids` whose records exist but `viewer` may not read: a write
+/// to one answers as a write to a record that does not exist ([`hidden_record`]), so a reader
+/// changes only what they may read (DESIGN 7a).
+pub async fn hidden(
+    store: &dyn RecordStore,
+    scope: Scope,
+    external_ids: &[String],
+    viewer: &Viewer,
+) -> Result<std::collections::HashSet<String>> {
+    if matches!(viewer, Viewer::All) {
+        return Ok(Default::default());
+    }
+    let valid: Vec<String> = external_ids
+        .iter()
+        .filter(|id| input::check_external_id(id).is_ok())
+        .cloned()
+        .collect();
+    Ok(store
+        .get_records(scope, &valid)
+        .await?
+        .into_iter()
+        .filter(|r| !r.readable_by(viewer))
+        .map(|r| r.external_id)
+        .collect())
+}
+
+/// The refusal of a write to a record the writer may not read: a touch's or delete's answer
+/// for a record that does not exist.
+pub fn hidden_record(external_id: &str) -> Error {
+    Error::not_found(format!("no current record with externalId '{external_id}'"))
+}
+
+/// `record` when `viewer` may read it; otherwise the answer for a record that does not exist,
+/// word for word (DESIGN 7a).
+pub fn readable(viewer: &Viewer, record: Record) -> Result<Record> {
+    if record.readable_by(viewer) {
+        Ok(record)
+    } else {
+        Err(not_found(&record.external_id))
+    }
 }
 
 /// Touches one record: marks it part of `sync_number` (or the open sync) when it is live and
@@ -100,12 +149,13 @@ pub async fn delete(store: &dyn RecordStore, scope: Scope, external_id: &str) ->
     store.delete_record(&key(scope, external_id)?).await
 }
 
-/// Metadata of up to [`MAX_BATCH`] records, read together; a missing record is that item's
-/// `NotFound`, a malformed externalId that item's `Invalid`.
+/// Metadata of up to [`MAX_BATCH`] records, read together; a missing record, or one `viewer`
+/// may not read, is that item's `NotFound`, a malformed externalId that item's `Invalid`.
 pub async fn metadata_batch(
     store: &dyn RecordStore,
     scope: Scope,
     external_ids: Vec<String>,
+    viewer: &Viewer,
 ) -> Result<Vec<Item<Record>>> {
     check_batch(external_ids.len())?;
     let valid: Vec<String> = external_ids
@@ -117,6 +167,7 @@ pub async fn metadata_batch(
         .get_records(scope, &valid)
         .await?
         .into_iter()
+        .filter(|r| r.readable_by(viewer))
         .map(|r| (r.external_id.clone(), r))
         .collect();
     Ok(external_ids
@@ -139,6 +190,63 @@ pub async fn metadata_batch(
 
 fn not_found(external_id: &str) -> Error {
     Error::not_found(format!("no record with externalId '{external_id}'"))
+}
+
+/// One access change as the caller gave it: the entries of the new list, or `None` for the
+/// object type's default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessRequest {
+    /// The record's externalId.
+    pub external_id: String,
+    /// The new list's entries (`everyone`, `user:<e-mail>`, `group:<externalId>`).
+    pub access: Option<Vec<String>>,
+}
+
+/// Changes the access lists of up to [`MAX_BATCH`] live records in one store transaction, each
+/// logged as a change of its record (versions unchanged); each item answers `NotFound` (no
+/// live record) or `Invalid` (a malformed externalId or entry) on its own.
+pub async fn access_batch(
+    store: &dyn RecordStore,
+    scope: Scope,
+    requests: Vec<AccessRequest>,
+) -> Result<Vec<Item<()>>> {
+    check_batch(requests.len())?;
+    let mut items: Vec<Item<()>> = Vec::with_capacity(requests.len());
+    let mut valid = Vec::new();
+    let mut at = Vec::new();
+    for request in requests {
+        let parsed = input::check_external_id(&request.external_id).and_then(|()| {
+            request
+                .access
+                .as_ref()
+                .map(|entries| crate::access::parse_list(entries.iter().map(String::as_str)))
+                .transpose()
+        });
+        match parsed {
+            Ok(access) => {
+                at.push(items.len());
+                valid.push(record::AccessItem {
+                    external_id: request.external_id.clone(),
+                    access,
+                });
+                items.push(Item {
+                    external_id: request.external_id,
+                    outcome: Ok(()),
+                });
+            }
+            Err(e) => items.push(Item {
+                external_id: request.external_id,
+                outcome: Err(e),
+            }),
+        }
+    }
+    if !valid.is_empty() {
+        let results = store.set_access(scope, &valid).await?;
+        for (i, outcome) in at.into_iter().zip(results) {
+            items[i].outcome = outcome;
+        }
+    }
+    Ok(items)
 }
 
 /// Touches up to [`MAX_BATCH`] records in one store transaction. The sync rules (a given
@@ -273,17 +381,33 @@ pub async fn list(
     limit: Option<u64>,
     include_removed: bool,
     modified_since: Option<Timestamp>,
+    viewer: &Viewer,
 ) -> Result<Page> {
     let limit = page_limit(limit)?;
-    let after = cursor.map(parse_cursor).transpose()?;
-    let query = ListQuery {
-        after,
-        // One more than asked tells whether another page follows.
-        limit: limit + 1,
-        include_removed,
-        modified_since,
+    let mut after = cursor.map(parse_cursor).transpose()?;
+    // A reader sees only what they may read; the cursor names only records they saw, so the
+    // store is read on past records hidden from them until the page is full or ends.
+    let read = match viewer {
+        Viewer::All => limit + 1,
+        Viewer::Only(_) => (limit + 1).max(MAX_PAGE),
     };
-    let mut records = store.list_records(scope, &query).await?;
+    let mut records = Vec::new();
+    loop {
+        let query = ListQuery {
+            after: after.clone(),
+            // One more than asked tells whether another page follows.
+            limit: read,
+            include_removed,
+            modified_since,
+        };
+        let page = store.list_records(scope, &query).await?;
+        let ended = page.len() < read;
+        after = page.last().map(|r| r.external_id.clone());
+        records.extend(page.into_iter().filter(|r| r.readable_by(viewer)));
+        if records.len() > limit || ended {
+            break;
+        }
+    }
     let next_cursor = if records.len() > limit {
         records.truncate(limit);
         records.last().map(|r| cursor_after(&r.external_id))

@@ -78,6 +78,8 @@ pub struct Removed {
     pub external_id: String,
     /// The sync it was last uploaded or touched in.
     pub sync_number: i64,
+    /// Who could read it ([`crate::access`]).
+    pub access: Option<Vec<crate::access::Grantee>>,
 }
 
 /// A page of the write log ([`Self::log_after`]).

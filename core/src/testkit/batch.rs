@@ -4,6 +4,7 @@
 use super::{assert_err, key, new_source, new_source_in, write};
 use crate::{
     Error, RecordStore,
+    access::Viewer::All,
     ingest::{self, TouchRequest},
     sync::{CloseOperation, OpenOperation},
 };
@@ -36,7 +37,7 @@ pub async fn batches_answer_each_item_in_order(store: &dyn RecordStore) {
         .unwrap();
 
     let ids = ["c", "missing", "a", "bad\u{0}id", "gone", "a"].map(String::from);
-    let meta = ingest::metadata_batch(store, scope, ids.to_vec())
+    let meta = ingest::metadata_batch(store, scope, ids.to_vec(), &All)
         .await
         .unwrap();
     let got: Vec<(&str, Result<Option<&str>, String>)> = meta
@@ -177,7 +178,7 @@ pub async fn batch_sync_rules_apply_to_the_whole_batch(store: &dyn RecordStore) 
         "NotFound for another workspace",
     );
     assert_err(
-        ingest::list(store, foreign, None, None, false, None).await,
+        ingest::list(store, foreign, None, None, false, None, &All).await,
         |e| matches!(e, Error::NotFound(_)),
         "NotFound for another workspace",
     );
@@ -209,6 +210,7 @@ pub async fn listing_pages_in_a_stable_order(store: &dyn RecordStore) {
                 Some(limit),
                 include_removed,
                 None,
+                &All,
             )
             .await
             .unwrap();
@@ -238,7 +240,7 @@ pub async fn listing_pages_in_a_stable_order(store: &dyn RecordStore) {
     let live = walk(false, 3).await;
     assert_eq!(live.len(), expected.len() - 1);
     assert!(live.iter().all(|(id, removed)| id != "c" && !removed));
-    let one_page = ingest::list(store, scope, None, Some(1000), true, None)
+    let one_page = ingest::list(store, scope, None, Some(1000), true, None, &All)
         .await
         .unwrap();
     assert_eq!(one_page.records.len(), expected.len());
@@ -251,7 +253,7 @@ pub async fn listing_pages_in_a_stable_order(store: &dyn RecordStore) {
         .put_record(write(scope, "a", None, Some("y")))
         .await
         .unwrap();
-    let recent = ingest::list(store, scope, None, None, false, Some(since))
+    let recent = ingest::list(store, scope, None, None, false, Some(since), &All)
         .await
         .unwrap();
     assert_eq!(
@@ -264,13 +266,13 @@ pub async fn listing_pages_in_a_stable_order(store: &dyn RecordStore) {
     );
     for bad in ["nope", "r1.zz"] {
         assert_err(
-            ingest::list(store, scope, Some(bad), None, false, None).await,
+            ingest::list(store, scope, Some(bad), None, false, None, &All).await,
             |e| matches!(e, Error::Invalid(_)),
             "Invalid cursor",
         );
     }
     assert_err(
-        ingest::list(store, scope, None, Some(1001), false, None).await,
+        ingest::list(store, scope, None, Some(1001), false, None, &All).await,
         |e| matches!(e, Error::Invalid(m) if m.contains("1000")),
         "Invalid limit",
     );

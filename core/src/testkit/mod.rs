@@ -81,6 +81,7 @@ pub fn test_source(workspace_id: WorkspaceId) -> Source {
         name: "Conformance".into(),
         track_status: true,
         object_types: vec![NewObjectType {
+            default_access: Default::default(),
             complete_max_removal: None,
             name: "Files".into(),
             external_id: "files".into(),

@@ -51,6 +51,7 @@ pub(super) fn search_source_in(workspace_id: WorkspaceId) -> Source {
         name: "Search".into(),
         track_status: true,
         object_types: vec![NewObjectType {
+            default_access: Default::default(),
             complete_max_removal: None,
             name: "Docs".into(),
             external_id: "docs".into(),

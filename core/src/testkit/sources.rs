@@ -102,6 +102,7 @@ pub async fn sources_are_corrected_and_deleted(store: &dyn RecordStore) {
     );
 
     let notes = NewObjectType {
+        default_access: Default::default(),
         complete_max_removal: None,
         name: "Notes".into(),
         external_id: "notes".into(),

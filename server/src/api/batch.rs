@@ -115,7 +115,49 @@ fn failed(e: Error) -> (u16, Option<Problem>) {
     (e.status.as_u16(), Some(e.problem()))
 }
 
-fn done(items: Vec<Item<()>>) -> Json<BatchResult> {
+/// The externalIds of a write batch the caller may not read (none for a connector).
+async fn hidden_of(
+    state: &AppState,
+    principal: &inlet_core::token::Principal,
+    scope: inlet_core::record::Scope,
+    ids: &[String],
+) -> Result<std::collections::HashSet<String>, ApiError> {
+    if principal.reads_everything() {
+        return Ok(Default::default());
+    }
+    let viewer = state.viewers.of(&*state.records, principal).await?;
+    Ok(ingest::hidden(&*state.records, scope, ids, &viewer).await?)
+}
+
+/// The answers of a batch in the order given: the hidden items answered as missing ones,
+/// the others as `items` (the batch run without them) answered them.
+fn merge(
+    ids: Vec<String>,
+    hidden: &std::collections::HashSet<String>,
+    items: Vec<Item<()>>,
+    missing: fn(&str) -> Error,
+) -> Vec<Item<()>> {
+    if hidden.is_empty() {
+        return items;
+    }
+    let mut answered = items.into_iter();
+    ids.into_iter()
+        .filter_map(|id| {
+            if hidden.contains(&id) {
+                let outcome = Err(missing(&id));
+                Some(Item {
+                    external_id: id,
+                    outcome,
+                })
+            } else {
+                answered.next()
+            }
+        })
+        .collect()
+}
+
+/// The answer of a batch whose items answer 204 when done.
+pub(super) fn done(items: Vec<Item<()>>) -> Json<BatchResult> {
     Json(BatchResult {
         items: items
             .into_iter()
@@ -154,7 +196,9 @@ impl BatchApi {
     ) -> Result<Json<BatchMetadataResult>, ApiError> {
         let principal = auth.reader();
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let items = ingest::metadata_batch(&*state.records, scope, body.0.external_ids).await?;
+        let viewer = state.viewers.of(&*state.records, principal).await?;
+        let items =
+            ingest::metadata_batch(&*state.records, scope, body.0.external_ids, &viewer).await?;
         Ok(Json(BatchMetadataResult {
             items: items
                 .into_iter()
@@ -197,18 +241,24 @@ impl BatchApi {
     ) -> Result<Json<BatchResult>, ApiError> {
         let principal = auth.writer()?;
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let requests = body
-            .0
-            .objects
+        let BatchTouch {
+            sync_number,
+            objects,
+        } = body.0;
+        let ids: Vec<String> = objects.iter().map(|o| o.external_id.clone()).collect();
+        let hidden = hidden_of(&state, principal, scope, &ids).await?;
+        let shown: Vec<TouchRequest> = objects
             .into_iter()
+            .filter(|o| !hidden.contains(&o.external_id))
             .map(|o| TouchRequest {
                 external_id: o.external_id,
                 if_match: o.if_match,
             })
             .collect();
-        let items =
-            ingest::touch_batch(&*state.records, scope, body.0.sync_number, requests).await?;
-        Ok(done(items))
+        let items = ingest::touch_batch(&*state.records, scope, sync_number, shown).await?;
+        Ok(done(merge(ids, &hidden, items, |_| {
+            Error::not_found("no current record with this externalId")
+        })))
     }
 
     /// Delete up to 1,000 records, as `deleteObject` does each (tombstones; the next upload
@@ -228,7 +278,15 @@ impl BatchApi {
     ) -> Result<Json<BatchResult>, ApiError> {
         let principal = auth.writer()?;
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let items = ingest::delete_batch(&*state.records, scope, body.0.external_ids).await?;
+        let ids = body.0.external_ids;
+        let hidden = hidden_of(&state, principal, scope, &ids).await?;
+        let shown = ids
+            .iter()
+            .filter(|id| !hidden.contains(*id))
+            .cloned()
+            .collect();
+        let items = ingest::delete_batch(&*state.records, scope, shown).await?;
+        let items = merge(ids, &hidden, items, ingest::hidden_record);
         let removed = items.iter().filter(|i| i.outcome.is_ok()).count();
         state.metrics.removed("delete", removed as u64);
         Ok(done(items))
@@ -264,6 +322,7 @@ impl BatchApi {
         let principal = auth.reader();
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
         let since = inlet_core::query::parse_time("modifiedSince", modified_since.0.as_deref())?;
+        let viewer = state.viewers.of(&*state.records, principal).await?;
         let page = ingest::list(
             &*state.records,
             scope,
@@ -271,6 +330,7 @@ impl BatchApi {
             limit.0,
             include_removed.0.unwrap_or(false),
             since,
+            &viewer,
         )
         .await?;
         Ok(Json(RecordPage {

@@ -171,6 +171,7 @@ impl ChangesApi {
                 )
             })?)
         };
+        let viewer = state.viewers.of(&*state.records, principal).await?;
         let mut heads = state.indexer.feed(principal.workspace_id, source_id.0);
         loop {
             heads.borrow_and_update();
@@ -183,9 +184,16 @@ impl ChangesApi {
                     }
                     e
                 })?;
-            if !page.changes.is_empty() || tokio::time::Instant::now() >= deadline {
+            // Only what the caller may read; the cursor moves past the rest all the same.
+            let changes: Vec<Change> = page
+                .changes
+                .into_iter()
+                .filter(|c| c.readable_by(&viewer))
+                .map(Change::from)
+                .collect();
+            if !changes.is_empty() || tokio::time::Instant::now() >= deadline {
                 return Ok(Json(ChangePage {
-                    changes: page.changes.into_iter().map(Change::from).collect(),
+                    changes,
                     cursor: key.seal(principal.workspace_id, &page.cursor)?,
                 }));
             }

@@ -39,6 +39,11 @@ wire_enum!(
     SourceDataType <=> core_source::SourceDataType { Record, Structured }
 );
 wire_enum!(
+    /// Who may read an object type's records pushed without an access list: every user of
+    /// the workspace, or nobody but administrators' API tokens until a list arrives.
+    DefaultAccess <=> inlet_core::access::DefaultAccess { Everyone, Restricted }
+);
+wire_enum!(
     /// Object-level data type.
     ObjectDataType <=> core_source::ObjectDataType { Json }
 );
@@ -187,6 +192,9 @@ pub struct ObjectTypeInput {
     /// `allowMassRemoval`. Overrides the operator's `--complete-max-removal`; absent, that holds.
     #[oai(validator(minimum(value = "0"), maximum(value = "100")))]
     pub complete_max_removal: Option<f64>,
+    /// Who may read records pushed without an access list (an addition to the spec;
+    /// `EVERYONE` when absent, the spec's behaviour).
+    pub default_access: Option<DefaultAccess>,
 }
 
 /// `config.specification.application`.
@@ -276,6 +284,7 @@ impl From<ObjectTypeInput> for core_source::NewObjectType {
                 search_template: t.search_template,
             }),
             complete_max_removal: o.complete_max_removal,
+            default_access: o.default_access.map(Into::into).unwrap_or_default(),
         }
     }
 }
@@ -312,6 +321,9 @@ pub struct PatchObjectType {
     /// operator's `--complete-max-removal` holds again; absent keeps it.
     #[oai(validator(minimum(value = "0"), maximum(value = "100")))]
     pub complete_max_removal: poem_openapi::types::MaybeUndefined<f64>,
+    /// Who may read records pushed without an access list; absent keeps it. Changing it needs
+    /// an administrator's API token and no re-indexing.
+    pub default_access: Option<DefaultAccess>,
 }
 
 /// A change to a source's own settings (`PATCH /sources/{sourceId}`); absent fields keep their
@@ -414,6 +426,8 @@ pub struct ObjectTypeOut {
     /// This object type's mass-removal guard, in percent, when it has its own.
     #[oai(skip_serializing_if_is_none)]
     pub complete_max_removal: Option<f64>,
+    /// Who may read records pushed without an access list.
+    pub default_access: DefaultAccess,
 }
 
 /// `config` of a stored source.
@@ -492,6 +506,7 @@ impl From<core_source::ObjectType> for ObjectTypeOut {
                 search_template: t.search_template,
             }),
             complete_max_removal: o.complete_max_removal,
+            default_access: o.default_access.into(),
         }
     }
 }

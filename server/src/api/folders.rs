@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use inlet_core::{
     folder::{self, Folder},
+    index::IndexQuery,
     source::{Source, TagConfig, TagType},
+    token::Principal,
 };
 use poem::web::Data;
 use poem_openapi::{ApiResponse, Object, OpenApi, param::Path, payload::Json};
@@ -92,18 +94,41 @@ fn facet_tag(source: &Source, facet_id: Uuid) -> Result<TagConfig, ApiError> {
 
 async fn folders_with_counts(
     state: &AppState,
-    workspace_id: Uuid,
+    principal: &Principal,
     source_id: Uuid,
     tag: &str,
 ) -> Result<Vec<FolderOut>, ApiError> {
+    let workspace_id = principal.workspace_id;
     let listed = state
         .records
         .list_folders(workspace_id, source_id, tag)
         .await?;
-    let own: HashMap<String, u64> = listed
+    let mut own: HashMap<String, u64> = listed
         .iter()
         .map(|(f, n)| (f.external_id.clone(), *n))
         .collect();
+    // A reader who may not read everything counts only what they may read: the index's facet
+    // of the folder tag over their records (as current as search, DESIGN 7).
+    if let Some(viewer) = state.viewers.of(&*state.records, principal).await?.terms() {
+        let query = IndexQuery {
+            workspace_id,
+            source_id: Some(source_id),
+            limit: 1,
+            facet_tags: vec![tag.to_string()],
+            viewer: Some(viewer),
+            ..IndexQuery::default()
+        };
+        let index = state.index.clone();
+        let mut hits = tokio::task::spawn_blocking(move || index.search(&query))
+            .await
+            .map_err(|e| ApiError::from(inlet_core::Error::backend(e)))??;
+        own = hits
+            .facets
+            .remove(tag)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+    }
     let folders: Vec<Folder> = listed.into_iter().map(|(f, _)| f).collect();
     let rolled = folder::rolled_up_counts(&folders, &own);
     Ok(folders
@@ -165,7 +190,7 @@ impl FoldersApi {
             .records
             .put_folder(principal.workspace_id, source.id, &tc.external_id, &folder)
             .await?;
-        let out = folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id)
+        let out = folders_with_counts(&state, principal, source.id, &tc.external_id)
             .await?
             .into_iter()
             .find(|f| f.external_id == id)
@@ -228,8 +253,7 @@ impl FoldersApi {
             .get_source(principal.workspace_id, source_id.0)
             .await?;
         let tc = facet_tag(&source, facet_id.0)?;
-        let all =
-            folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id).await?;
+        let all = folders_with_counts(&state, principal, source.id, &tc.external_id).await?;
         Ok(Json(
             all.into_iter()
                 .filter(|f| f.parent_external_id.is_none())
@@ -257,8 +281,7 @@ impl FoldersApi {
             .get_source(principal.workspace_id, source_id.0)
             .await?;
         let tc = facet_tag(&source, facet_id.0)?;
-        let all =
-            folders_with_counts(&state, principal.workspace_id, source.id, &tc.external_id).await?;
+        let all = folders_with_counts(&state, principal, source.id, &tc.external_id).await?;
         if !all.iter().any(|f| f.external_id == external_id.0) {
             return Err(ApiError::not_found(format!(
                 "folder '{}' not found",

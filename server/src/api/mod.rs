@@ -1,6 +1,7 @@
 //! The HTTP API under `/api/v1`: one `#[OpenApi]` impl per area, combined into one
 //! [`OpenApiService`] whose document is published as `openapi/openapi.json`.
 
+pub(crate) mod access;
 mod apitokens;
 mod batch;
 mod changes;
@@ -56,6 +57,7 @@ pub type Apis = (
     syncs::SyncsApi,
     objects::ObjectsApi,
     batch::BatchApi,
+    access::AccessApi,
     search::SearchApi,
     folders::FoldersApi,
     changes::ChangesApi,
@@ -74,6 +76,7 @@ pub fn service() -> OpenApiService<Apis, ()> {
             syncs::SyncsApi,
             objects::ObjectsApi,
             batch::BatchApi,
+            access::AccessApi,
             search::SearchApi,
             folders::FoldersApi,
             changes::ChangesApi,
@@ -132,6 +135,30 @@ async fn object_type(
         object_type_id,
     };
     Ok((source, object_type, scope))
+}
+
+/// Refuses a write by a caller who may not read the record, as a write to a record that does
+/// not exist is refused (`missing` phrases it as the operation does): a reader changes only
+/// what they may read (DESIGN 7a).
+async fn refuse_hidden(
+    state: &AppState,
+    principal: &Principal,
+    scope: Scope,
+    external_id: &str,
+    missing: fn(&str) -> Error,
+) -> Result<(), ApiError> {
+    if principal.reads_everything() {
+        return Ok(());
+    }
+    let viewer = state.viewers.of(&*state.records, principal).await?;
+    let ids = [external_id.to_string()];
+    if inlet_core::ingest::hidden(&*state.records, scope, &ids, &viewer)
+        .await?
+        .contains(external_id)
+    {
+        return Err(missing(external_id).into());
+    }
+    Ok(())
 }
 
 /// The current sync number of an object type (open, else latest, else 0).

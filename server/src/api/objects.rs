@@ -5,7 +5,6 @@ use std::future::Future;
 use inlet_core::{
     ingest::{self, write},
     input,
-    record::{self, RecordKey},
     source::{Field, ObjectDataType, ObjectType, SourceDataType},
     structured,
     title::normalize_title,
@@ -50,11 +49,6 @@ enum NoContent {
     /// Done.
     #[oai(status = 204)]
     NoContent,
-}
-
-fn record_key(scope: record::Scope, external_id: String) -> Result<RecordKey, ApiError> {
-    input::check_external_id(&external_id)?;
-    Ok(RecordKey { scope, external_id })
 }
 
 /// The single `file` part of a RECORD upload.
@@ -111,9 +105,15 @@ async fn prepare(
     checksum: Option<&str>,
     external_url: Option<&str>,
     tag_headers: &[String],
+    access_headers: &[String],
 ) -> Result<(ObjectType, write::Write), ApiError> {
     let principal = auth.writer()?;
+    let access = inlet_core::ingest::parse_headers(access_headers.iter().map(|h| h.as_bytes()))?;
+    if access.is_some() {
+        super::access::connector_only(principal)?;
+    }
     let (source, ot, scope) = object_type(state, principal, source_id, object_type_id).await?;
+    super::refuse_hidden(state, principal, scope, external_id, ingest::hidden_record).await?;
     let request = write::Request {
         external_id,
         sync_number,
@@ -122,7 +122,8 @@ async fn prepare(
         tag_headers,
         modified_by: &principal.email,
     };
-    let checked = write::prepare(&*state.records, &source, &ot, scope, request).await?;
+    let mut checked = write::prepare(&*state.records, &source, &ot, scope, request).await?;
+    checked.access = access;
     Ok((ot, checked))
 }
 
@@ -215,6 +216,12 @@ impl ObjectsApi {
         /// `<tagExternalId>:<value>`, repeatable; the upload's tags replace the record's.
         #[oai(name = "X-Service-Object-Tag")]
         tags: Header<Vec<String>>,
+        /// Who may read the record (DESIGN 7a): `everyone`, `user:<e-mail>` or
+        /// `group:<externalId>`, percent-encoded, comma-separated or repeated; replaces the
+        /// record's list (without it the record keeps its list). An administrator's API token
+        /// only.
+        #[oai(name = "X-Service-Object-Access")]
+        access: Header<Vec<String>>,
         body: FileUpload,
     ) -> Result<Uploaded, ApiError> {
         let (ot, checked) = prepare(
@@ -227,6 +234,7 @@ impl ObjectsApi {
             external_checksum.0.as_deref(),
             external_url.0.as_deref(),
             &tags.0,
+            &access.0,
         )
         .await?;
         let parts = body.parts(state.settings.max_upload_bytes).await?;
@@ -303,6 +311,9 @@ impl ObjectsApi {
         /// `<tagExternalId>:<value>`, repeatable; the push's tags replace the record's.
         #[oai(name = "X-Service-Object-Tag")]
         tags: Header<Vec<String>>,
+        /// Who may read the record, as for `uploadFile`.
+        #[oai(name = "X-Service-Object-Access")]
+        access: Header<Vec<String>>,
         /// The record.
         body: Json<serde_json::Value>,
     ) -> Result<Uploaded, ApiError> {
@@ -316,6 +327,7 @@ impl ObjectsApi {
             external_checksum.0.as_deref(),
             external_url.0.as_deref(),
             &tags.0,
+            &access.0,
         )
         .await?;
         if ot.source_data_type != SourceDataType::Structured {
@@ -348,7 +360,8 @@ impl ObjectsApi {
     ) -> Result<Json<RecordMetadata>, ApiError> {
         let principal = auth.reader();
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let record = ingest::metadata(&*state.records, scope, &external_id.0).await?;
+        let viewer = state.viewers.of(&*state.records, principal).await?;
+        let record = ingest::metadata(&*state.records, scope, &external_id.0, &viewer).await?;
         Ok(Json((&record).into()))
     }
 
@@ -376,6 +389,10 @@ impl ObjectsApi {
     ) -> Result<NoContent, ApiError> {
         let principal = auth.writer()?;
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        super::refuse_hidden(&state, principal, scope, &external_id.0, |_| {
+            inlet_core::Error::not_found("no current record with this externalId")
+        })
+        .await?;
         ingest::touch(
             &*state.records,
             scope,
@@ -403,10 +420,8 @@ impl ObjectsApi {
     ) -> Result<Json<RecordOut>, ApiError> {
         let principal = auth.reader();
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
-        let record = state
-            .records
-            .get_record(&record_key(scope, external_id.0)?)
-            .await?;
+        let viewer = state.viewers.of(&*state.records, principal).await?;
+        let record = ingest::metadata(&*state.records, scope, &external_id.0, &viewer).await?;
         Ok(Json(record.into()))
     }
 
@@ -426,6 +441,14 @@ impl ObjectsApi {
     ) -> Result<NoContent, ApiError> {
         let principal = auth.writer()?;
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        super::refuse_hidden(
+            &state,
+            principal,
+            scope,
+            &external_id.0,
+            ingest::hidden_record,
+        )
+        .await?;
         ingest::delete(&*state.records, scope, &external_id.0).await?;
         state.metrics.removed("delete", 1);
         Ok(NoContent::NoContent)

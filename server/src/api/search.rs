@@ -161,7 +161,9 @@ impl SearchApi {
             limit: limit.0,
             cursor: cursor.0,
         };
-        let prepared = query::prepare(&*state.records, request).await?;
+        let mut prepared = query::prepare(&*state.records, request).await?;
+        // Only the records the caller may read (DESIGN 7a): matches, total, facets and snippets.
+        prepared.query.viewer = state.viewers.of(&*state.records, principal).await?.terms();
         // A rebuilding index holds part of the records: say so rather than answer with part.
         let rebuilding = || ApiError::new(poem::http::StatusCode::SERVICE_UNAVAILABLE, REBUILDING);
         if state.indexer.rebuild_progress().is_some() && !state.settings.serve_while_indexing {

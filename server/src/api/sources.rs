@@ -229,6 +229,10 @@ impl SourcesApi {
         let principal = auth.writer()?;
         let id = object_type_id.0;
         let guard = body.0.complete_max_removal;
+        let default_access = body.0.default_access;
+        if default_access.is_some() {
+            super::access::connector_only(principal)?;
+        }
         let source = state
             .records
             .update_source(
@@ -253,10 +257,14 @@ impl SourcesApi {
                         MaybeUndefined::Null => ot.complete_max_removal = None,
                         MaybeUndefined::Undefined => {}
                     }
+                    if let Some(access) = default_access {
+                        ot.default_access = access.into();
+                    }
                     Ok(())
                 }),
             )
             .await?;
+        state.viewers.forget(principal.workspace_id);
         let ot = object_type_of(&source, id)?.clone();
         Ok(Json(ot.into()))
     }

@@ -209,6 +209,26 @@ def walk(base):
                                          {"externalId": "budget-2026"},
                                          {"externalId": "minutes-0412"}]}
     record("batchTouch", api.post(u(f"{batch}/touch"), json=body), body, ot)
+    members = {"members": ["user:ada@example.com", "group:finance-leads"]}
+    record("putGroup", api.put(u(f"/sources/{s}/groups/finance"), json=members), members,
+           {"sourceId": s, "groupId": "finance"})
+    api.put(u(f"/sources/{s}/groups/finance-leads"), json={"members": ["user:grace@example.com"]}) \
+        .raise_for_status()
+    groups = {"limit": 10}
+    record("listGroups", api.get(u(f"/sources/{s}/groups"), params=groups),
+           params={"sourceId": s, **groups})
+    body = {"access": ["group:finance", "user:grace@example.com"]}
+    record("putAccess", api.put(u(f"{obj}/access"), json=body), body,
+           {"sourceId": s, "objectTypeId": f, "externalId": "report-q3"})
+    record("getAccess", api.get(u(f"{obj}/access")),
+           params={"sourceId": s, "objectTypeId": f, "externalId": "report-q3"})
+    body = {"objects": [{"externalId": "budget-2026", "access": ["group:finance"]},
+                        {"externalId": "report-q3", "access": None},
+                        {"externalId": "minutes-0412", "access": ["everyone"]}]}
+    record("batchAccess", api.post(u(f"{batch}/access"), json=body), body, ot)
+    api.put(u(f"/sources/{s}/groups/interns"), json={"members": []}).raise_for_status()
+    record("deleteGroup", api.delete(u(f"/sources/{s}/groups/interns")),
+           params={"sourceId": s, "groupId": "interns"})
     listing = {"limit": 2}
     record("listObjects", api.get(u(f"/sources/{s}/objecttypes/{f}/objects"), params=listing),
            params={**ot, **listing})

@@ -1,0 +1,431 @@
+//! Per-record permissions over HTTP (DESIGN 7a), on SQLite and PostgreSQL: two members in
+//! disjoint groups and a third in both read only what their groups allow, through search (hits,
+//! total, facets), record and metadata reads, the metadata batch, the listing, folder counts and
+//! the change feed; a record they may not read answers word for word as one that does not
+//! exist; removing a user from a nested group takes effect within the visibility window; only
+//! an administrator's API token sets lists and groups.
+
+use std::time::{Duration, Instant};
+
+use inlet_core::token::DEFAULT_WORKSPACE;
+use inlet_tests::{TestServer, file_form, postgres};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+fn drive_source() -> Value {
+    json!({
+        "definition": {"type": "CUSTOM"},
+        "externalId": "drive",
+        "config": {"type": "CUSTOM", "name": "Drive", "trackStatus": true,
+            "specification": {"application": {"objectTypes": [{
+                "name": "Files", "externalId": "files", "sourceDataType": "RECORD", "fields": [],
+                "tagConfigs": [
+                    {"type": "HIERARCHICAL", "name": "Folder", "externalId": "folder", "dataType": "TEXT", "allowMultipleValues": false},
+                    {"type": "SIMPLE", "name": "Color", "externalId": "color", "dataType": "TEXT", "allowMultipleValues": true}
+                ],
+                "facets": [
+                    {"type": "TAG", "name": "Folder", "tagConfig": {"externalId": "folder"}, "allowMultipleValues": true},
+                    {"type": "TAG", "name": "Color", "tagConfig": {"externalId": "color"}, "allowMultipleValues": true}
+                ]
+            }]}}
+        }
+    })
+}
+
+/// A member of the server's workspace: e-mail and API token.
+struct Member {
+    email: String,
+    token: String,
+}
+
+impl Member {
+    async fn new(server: &TestServer, email: &str) -> Self {
+        let c = server.user(email, DEFAULT_WORKSPACE, false).await;
+        Self {
+            email: c.email,
+            token: c.api_token,
+        }
+    }
+
+    fn req(&self, server: &TestServer, method: Method, path: &str) -> reqwest::RequestBuilder {
+        server
+            .client
+            .request(method, server.url(path))
+            .basic_auth(&self.email, Some(&self.token))
+    }
+
+    async fn get(&self, server: &TestServer, path: &str) -> (u16, Value) {
+        let resp = self.req(server, Method::GET, path).send().await.unwrap();
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+}
+
+/// Record externalId → (who may read it, folder, color).
+const RECORDS: &[(&str, Option<&[&str]>, &str, &str)] = &[
+    ("salary", Some(&["group:hr"]), "people", "red"),
+    ("roadmap", Some(&["group:eng"]), "plans", "blue"),
+    ("handbook", Some(&["everyone"]), "people", "green"),
+    ("sealed", Some(&[]), "plans", "red"),
+    ("legacy", None, "plans", "green"),
+    (
+        "ann-notes",
+        Some(&["user:ANN@example.test"]),
+        "people",
+        "blue",
+    ),
+];
+
+async fn scenario(server: &TestServer) {
+    let source = server.create_source(drive_source()).await;
+    let s = source["id"].as_str().unwrap().to_string();
+    let ot = source["sourceObjectTypes"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let folder_tag = source["sourceObjectTypes"][0]["tagConfigs"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let folder_facet = source["sourceObjectTypes"][0]["facets"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let objects = format!("/sources/{s}/objecttypes/{ot}/objects");
+    for folder in ["people", "plans"] {
+        let resp = server
+            .req(
+                Method::PUT,
+                &format!("/sources/{s}/tagconfigs/{folder_tag}/hierarchies/{folder}"),
+            )
+            .json(&json!({"name": folder}))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success());
+    }
+    // Groups: hr = {ann, leads}, leads = {cy}, eng = {bob, cy}.
+    for (group, members) in [
+        ("hr", json!(["user:ann@example.test", "group:leads"])),
+        ("leads", json!(["user:cy@example.test"])),
+        (
+            "eng",
+            json!(["user:bob@example.test", "user:cy@example.test"]),
+        ),
+    ] {
+        let resp = server
+            .req(Method::PUT, &format!("/sources/{s}/groups/{group}"))
+            .json(&json!({"members": members}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
+    }
+    for (id, access, folder, color) in RECORDS {
+        let mut req = server
+            .req(Method::PUT, &format!("{objects}/{id}/file"))
+            .header("X-Service-Object-Tag", format!("folder:{folder}"))
+            .header("X-Service-Object-Tag", format!("color:{color}"));
+        if let Some(list) = access {
+            // Repeated lines and a comma-separated line add up.
+            req = req.header("X-Service-Object-Access", list.join(","));
+        }
+        let resp = req
+            .multipart(file_form(
+                &format!("{id}.txt"),
+                format!("quarterly notes {id}"),
+            ))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201, "{id}: {:?}", resp.text().await);
+    }
+    let ann = Member::new(server, "ann@example.test").await;
+    let bob = Member::new(server, "bob@example.test").await;
+    let cy = Member::new(server, "cy@example.test").await;
+    server.settle().await;
+
+    let expect: [(&Member, &[&str]); 3] = [
+        (&ann, &["ann-notes", "handbook", "legacy", "salary"]),
+        (&bob, &["handbook", "legacy", "roadmap"]),
+        (&cy, &["handbook", "legacy", "roadmap", "salary"]),
+    ];
+    let missing = ann.get(server, &format!("{objects}/no-such-record")).await;
+    assert_eq!(missing.0, 404);
+    let missing_meta = ann
+        .get(server, &format!("{objects}/no-such-record/metadata"))
+        .await;
+    for (who, visible) in expect {
+        // Search: hits, total, facets.
+        let (status, answer) = who.get(server, "/search?q=quarterly&limit=100").await;
+        assert_eq!(status, 200);
+        assert_eq!(inlet_tests::result_ids(&answer), visible, "{}", who.email);
+        assert_eq!(answer["total"], visible.len(), "{}", who.email);
+        let color_counts: u64 = answer["facets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["tagExternalId"] == "color")
+            .flat_map(|f| f["values"].as_array().unwrap().clone())
+            .map(|v| v["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(color_counts, visible.len() as u64, "{}: facets", who.email);
+        let browse = who.get(server, "/search?limit=100").await.1;
+        assert_eq!(
+            inlet_tests::result_ids(&browse),
+            visible,
+            "{}: browsing",
+            who.email
+        );
+        for (id, ..) in RECORDS {
+            let (status, body) = who.get(server, &format!("{objects}/{id}")).await;
+            let (meta_status, meta) = who.get(server, &format!("{objects}/{id}/metadata")).await;
+            if visible.contains(id) {
+                assert_eq!(
+                    (status, meta_status),
+                    (200, 200),
+                    "{} reads {id}",
+                    who.email
+                );
+            } else {
+                // Exactly as a record that does not exist.
+                assert_eq!(status, 404, "{} reads {id}", who.email);
+                let as_missing = |v: &Value| {
+                    v.to_string()
+                        .replace(id, "ID")
+                        .replace("no-such-record", "ID")
+                };
+                assert_eq!(as_missing(&body), as_missing(&missing.1));
+                assert_eq!(as_missing(&meta), as_missing(&missing_meta.1));
+            }
+        }
+        // The metadata batch.
+        let ids: Vec<&str> = RECORDS.iter().map(|r| r.0).collect();
+        let resp = who
+            .req(
+                server,
+                Method::POST,
+                &format!("/sources/{s}/objecttypes/{ot}/batch/metadata"),
+            )
+            .json(&json!({"externalIds": ids}))
+            .send()
+            .await
+            .unwrap();
+        let items: Value = resp.json().await.unwrap();
+        let found: Vec<&str> = items["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["status"] == 200)
+            .map(|i| i["externalId"].as_str().unwrap())
+            .collect();
+        let mut found = found;
+        found.sort();
+        assert_eq!(found, visible, "{}: batch", who.email);
+        // The listing, a record a page: cursors name only records the reader saw.
+        let mut listed = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut path = format!("{objects}?limit=1");
+            if let Some(c) = &cursor {
+                path.push_str(&format!("&cursor={c}"));
+            }
+            let (status, page) = who.get(server, &path).await;
+            assert_eq!(status, 200);
+            for o in page["objects"].as_array().unwrap() {
+                listed.push(o["externalId"].as_str().unwrap().to_string());
+            }
+            match page["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        assert_eq!(listed, visible, "{}: listing", who.email);
+        // Folder counts.
+        let (_, roots) = who
+            .get(
+                server,
+                &format!("/sources/{s}/facets/{folder_facet}/hierarchies"),
+            )
+            .await;
+        let counted: u64 = roots
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            counted,
+            visible.len() as u64,
+            "{}: folder counts",
+            who.email
+        );
+        // The change feed's snapshot.
+        let (_, feed) = who.get(server, "/changes?limit=100").await;
+        let mut fed: Vec<&str> = feed["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["externalId"].as_str().unwrap())
+            .collect();
+        fed.sort();
+        assert_eq!(fed, visible, "{}: change feed", who.email);
+        // Members set no lists or groups.
+        let resp = who
+            .req(server, Method::PUT, &format!("{objects}/salary/access"))
+            .json(&json!({"access": ["everyone"]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 403);
+    }
+
+    // A member changes only what they may read: a write to a hidden record answers as one to
+    // a record that does not exist, and changes nothing.
+    let same = |a: &Value, b: &Value, id: &str| {
+        assert_eq!(
+            a.to_string().replace(id, "ID"),
+            b.to_string().replace("no-such-record", "ID")
+        )
+    };
+    for (method, suffix) in [(Method::PUT, ""), (Method::DELETE, "")] {
+        let hidden = ann
+            .req(
+                server,
+                method.clone(),
+                &format!("{objects}/roadmap{suffix}"),
+            )
+            .send()
+            .await
+            .unwrap();
+        let missing = ann
+            .req(server, method, &format!("{objects}/no-such-record{suffix}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(hidden.status(), 404);
+        assert_eq!(missing.status(), 404);
+        same(
+            &hidden.json().await.unwrap(),
+            &missing.json().await.unwrap(),
+            "roadmap",
+        );
+    }
+    let upload = ann
+        .req(server, Method::PUT, &format!("{objects}/roadmap/file"))
+        .multipart(file_form("roadmap.txt", "overwritten"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status(), 404);
+    let batch = ann
+        .req(
+            server,
+            Method::POST,
+            &format!("/sources/{s}/objecttypes/{ot}/batch/delete"),
+        )
+        .json(&json!({"externalIds": ["roadmap", "no-such-record"]}))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let statuses: Vec<u64> = batch["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, [404, 404]);
+    same(
+        &batch["items"][0]["problem"],
+        &batch["items"][1]["problem"],
+        "roadmap",
+    );
+    let (status, roadmap) = bob.get(server, &format!("{objects}/roadmap")).await;
+    assert_eq!(status, 200);
+    assert_eq!(roadmap["version"], 1, "the hidden record is unchanged");
+
+    // The administrator's API token (the connector) sees everything.
+    let all = server
+        .req(Method::GET, "/search?q=quarterly&limit=100")
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(all["total"], RECORDS.len());
+
+    // Cy leaves leads (nested in hr): salary is gone from their search within the window.
+    let resp = server
+        .req(Method::PUT, &format!("/sources/{s}/groups/leads"))
+        .json(&json!({"members": []}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let changed_at = Instant::now();
+    loop {
+        let ids = inlet_tests::result_ids(&cy.get(server, "/search?q=quarterly").await.1);
+        if !ids.contains(&"salary".to_string()) {
+            assert!(changed_at.elapsed() < Duration::from_secs(2));
+            break;
+        }
+        assert!(Instant::now() < deadline, "cy still sees salary");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(cy.get(server, &format!("{objects}/salary")).await.0, 404);
+
+    // A list changed alone: bob now reads salary, and its version did not move.
+    let resp = server
+        .req(Method::PUT, &format!("{objects}/salary/access"))
+        .json(&json!({"access": ["group:hr", "user:bob@example.test"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let (status, meta) = bob.get(server, &format!("{objects}/salary/metadata")).await;
+    assert_eq!(status, 200);
+    assert_eq!(meta["version"], 1);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !inlet_tests::result_ids(&bob.get(server, "/search?q=quarterly").await.1)
+        .contains(&"salary".to_string())
+    {
+        assert!(Instant::now() < deadline, "bob does not find salary");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // RESTRICTED by default: a record pushed without a list is the administrators' alone.
+    let resp = server
+        .req(Method::PATCH, &format!("/sources/{s}/objecttypes/{ot}"))
+        .json(&json!({"defaultAccess": "RESTRICTED"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while inlet_tests::result_ids(&ann.get(server, "/search?q=quarterly").await.1)
+        .contains(&"legacy".to_string())
+    {
+        assert!(Instant::now() < deadline, "ann still sees legacy");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(ann.get(server, &format!("{objects}/legacy")).await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn members_read_only_what_their_groups_allow_on_sqlite() {
+    scenario(&TestServer::start_sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn members_read_only_what_their_groups_allow_on_postgres() {
+    let Some(schema) = postgres::Schema::for_test().await else {
+        return;
+    };
+    let server = TestServer::start_on(&schema.url, Default::default()).await;
+    scenario(&server).await;
+    schema.drop().await;
+}
