@@ -28,7 +28,7 @@ pub struct Timing {
 }
 
 /// Runs [`WARMUP`] + `queries` queries made by `make` (page of 20, with [`FACETS`] counted
-/// when `facets`) and times the last `queries`.
+/// when `facets`, trimmed to `viewer`'s terms when given) and times the last `queries`.
 pub fn time_queries(
     index: &dyn SearchIndex,
     workspace_id: uuid::Uuid,
@@ -36,6 +36,7 @@ pub fn time_queries(
     rng: &mut StdRng,
     queries: usize,
     facets: bool,
+    viewer: Option<&[String]>,
 ) -> Timing {
     let mut times = Vec::with_capacity(queries);
     let mut total = 0u64;
@@ -53,6 +54,7 @@ pub fn time_queries(
             } else {
                 vec![]
             },
+            viewer: viewer.map(<[String]>::to_vec),
             ..IndexQuery::default()
         };
         let t = Instant::now();

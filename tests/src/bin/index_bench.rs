@@ -10,11 +10,14 @@
 //! `INLET_BENCH_BATCH=1000` commits per page, as it applies a log it keeps up with), and reports records/s, the index's size next
 //! to the text's, then p50/p95 of each kind of query with 3 facets counted over every match:
 //! 1, 3 and 12 words (natural-language style: any word matches, ranked), a phrase, a word with
-//! a tag filter, and browsing without words.
+//! a tag filter, and browsing without words. Each kind runs twice in the same run: as a
+//! connector (every record) and trimmed to a user in 50 of 10,000 groups (DESIGN 7a: each
+//! record is readable by one group, every tenth by everyone), with the ratio.
 
 use std::time::Instant;
 
 use inlet_core::{
+    access::{self, Grantee},
     index::{COMMIT_CHANGES, IndexBatch, SearchIndex, document},
     record::{Extraction, ObjectTypeRef, Record},
     time,
@@ -26,6 +29,15 @@ use inlet_tests::{
 };
 use rand::{SeedableRng, rngs::StdRng};
 use uuid::Uuid;
+
+/// Who may read record `i`: one of 10,000 groups, and every tenth record everyone.
+fn grantees(i: usize) -> Vec<Grantee> {
+    let mut list = vec![Grantee::Group(format!("grp-{}", (i * 7919) % 10_000))];
+    if i.is_multiple_of(10) {
+        list.push(Grantee::Everyone);
+    }
+    list
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -90,7 +102,7 @@ fn main() {
                     failure: None,
                     metadata: None,
                 },
-                access: None,
+                access: Some(grantees(i)),
             };
             batch.push(document(ws, &record, Some(&src)));
             if batch.len() == per_commit || i + 1 == n {
@@ -124,18 +136,39 @@ fn main() {
         );
     }
     let mut rng = StdRng::seed_from_u64(99);
-    println!("| query (3 facets) | p50 ms | p95 ms | max ms | mean total |");
-    println!("|---|---|---|---|---|");
+    // A user in 50 of the 10,000 groups (nesting is expanded before the query: these are the
+    // expanded groups), with `everyone` and their own term.
+    let viewer: Vec<String> = (0..50)
+        .map(|k| access::group_term(src.id, &format!("grp-{}", k * 200 + 3)))
+        .chain([
+            access::EVERYONE_TERM.to_string(),
+            access::user_term("bench@example.test"),
+        ])
+        .collect();
+    println!(
+        "| query (3 facets) | p50 ms | p95 ms | max ms | mean total | trimmed p50 | trimmed p95 \
+         | trimmed total | p95 ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     // `INLET_BENCH_KIND=<name>` times one kind of query only (to profile it).
     let only = std::env::var("INLET_BENCH_KIND").ok();
     for (name, make) in &query_kinds() {
         if only.as_deref().is_some_and(|k| k != *name) {
             continue;
         }
-        let t = time_queries(&index, ws, make, &mut rng, queries, true);
+        let mut same = rng.clone();
+        let t = time_queries(&index, ws, make, &mut rng, queries, true, None);
+        let v = time_queries(&index, ws, make, &mut same, queries, true, Some(&viewer));
         println!(
-            "| {name} | {:.1} | {:.1} | {:.1} | {} |",
-            t.p50, t.p95, t.max, t.mean_total
+            "| {name} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {} | {:.2} |",
+            t.p50,
+            t.p95,
+            t.max,
+            t.mean_total,
+            v.p50,
+            v.p95,
+            v.mean_total,
+            v.p95 / t.p95
         );
     }
 }

@@ -182,7 +182,7 @@ fn run_queries(index: &dyn SearchIndex, ws: uuid::Uuid, queries: usize) {
     let mut rng = StdRng::seed_from_u64(99);
     for (name, make) in query_kinds() {
         for facets in [false, true] {
-            let t = time_queries(index, ws, &make, &mut rng, queries, facets);
+            let t = time_queries(index, ws, &make, &mut rng, queries, facets, None);
             println!(
                 "| {name} | {} | {:.1} | {:.1} | {:.1} | {} |",
                 if facets { "3" } else { "–" },
