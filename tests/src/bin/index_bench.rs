@@ -58,7 +58,9 @@ fn main() {
     let (index, _) = TantivyIndex::open(&dir).expect("open index");
     let kept = index.applied().expect("applied") == Some(n as u64);
     let ws = Uuid::from_u128(1);
-    let src = source(ws);
+    // A fixed source id: the access terms name it, and a kept index must meet them again.
+    let mut src = source(ws);
+    src.id = Uuid::from_u128(2);
     let ot = &src.object_types[0];
     println!("# index-bench: {n} records of ~2 KB, 5 tags, a commit per {per_commit}\n");
 
