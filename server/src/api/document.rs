@@ -49,8 +49,8 @@ pub fn document() -> String {
 ///   becomes a plain `$ref`: generators refuse `allOf` over a non-object;
 /// - the tag header is an optional string, repeated once per value (an array header would be
 ///   sent comma-joined, which the server does not split);
-/// - a repeatable query parameter (`tag`) or header (`X-Service-Object-Access`) is optional, as
-///   the server takes it;
+/// - a repeatable query parameter (`tag`) is optional, as the server takes it, and the access
+///   header is an optional string (a comma-separated list);
 /// - every operation with a query documents 414 (the HTTP layer refuses over-long request lines),
 ///   and every operation 431 (a request head over `conn::MAX_HEAD_BYTES`: a long query or many
 ///   headers; HTTP/1 answers it before any route is known, with no body);
@@ -97,12 +97,17 @@ fn for_generators(doc: &mut Value) {
         for op in item.values_mut() {
             if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
                 for p in params.iter_mut() {
-                    // poem-openapi marks a repeatable (`Vec`) query parameter or header
-                    // required; the server takes zero or more.
-                    if (p["in"] == "query" || p["in"] == "header")
-                        && p.pointer("/schema/type") == Some(&json!("array"))
-                    {
+                    // poem-openapi marks a repeatable (`Vec`) query parameter required; the
+                    // server takes zero or more.
+                    if p["in"] == "query" && p.pointer("/schema/type") == Some(&json!("array")) {
                         p["required"] = json!(false);
+                    }
+                    // Generators refuse array headers: the access list is one string, a
+                    // comma-separated list of percent-encoded entries (the server also takes
+                    // the header repeated).
+                    if p.get("name").and_then(Value::as_str) == Some("X-Service-Object-Access") {
+                        p["required"] = json!(false);
+                        p["schema"] = json!({"type": "string"});
                     }
                     if p.get("name").and_then(Value::as_str) == Some("X-Service-Object-Tag") {
                         p["required"] = json!(false);
