@@ -31,6 +31,40 @@ pub const LINE: &str =
 /// whose `%` starts a two-digit escape (DESIGN 6).
 pub const TAG_PAIR: &str = "^(?:[^\\u0000-\\u001F\\u007F%:]|%[0-9A-Fa-f]{2})*[^\\s\\u0000-\\u001F\\u007F%:](?:[^\\u0000-\\u001F\\u007F%:]|%[0-9A-Fa-f]{2})*:(?:[^\\u0000-\\u001F\\u007F%]|%[0-9A-Fa-f]{2})*[^\\s\\u0000-\\u001F\\u007F%](?:[^\\u0000-\\u001F\\u007F%]|%[0-9A-Fa-f]{2})*$";
 
+/// One character of an access entry's id or e-mail: no whitespace or control character
+/// (`char::is_control`: C0, DEL, C1).
+const ACCESS_CHAR: &str = "[^\\s\\u0000-\\u001F\\u007F-\\u009F]";
+
+/// An access entry as JSON carries it (`inlet_core::access::Grantee::parse`): `everyone`,
+/// `user:<e-mail>` or `group:<externalId>`, prefixes in any case.
+fn grantee() -> String {
+    format!(
+        "^(?:[eE][vV][eE][rR][yY][oO][nN][eE]|[uU][sS][eE][rR]:{c}*@{c}*|\
+         [gG][rR][oO][uU][pP]:[^\\u0000-\\u001F\\u007F-\\u009F]*{c}[^\\u0000-\\u001F\\u007F-\\u009F]*)$",
+        c = ACCESS_CHAR
+    )
+}
+
+/// A group member (`inlet_core::access::Member::parse`): a grantee but `everyone`.
+fn member() -> String {
+    format!(
+        "^(?:[uU][sS][eE][rR]:{c}*@{c}*|\
+         [gG][rR][oO][uU][pP]:[^\\u0000-\\u001F\\u007F-\\u009F]*{c}[^\\u0000-\\u001F\\u007F-\\u009F]*)$",
+        c = ACCESS_CHAR
+    )
+}
+
+/// The access header: a comma-separated list of entries (possibly empty), visible ASCII with
+/// anything else percent-encoded.
+fn access_header() -> String {
+    let enc = "(?:[\\u0021-\\u0024\\u0026-\\u002B\\u002D-\\u007E]|%(?:2[1-9A-Fa-f]|[3-6][0-9A-Fa-f]|7[0-9A-Ea-e]))";
+    let entry = format!(
+        "(?:[eE][vV][eE][rR][yY][oO][nN][eE]|[uU][sS][eE][rR]:{enc}*@{enc}*|\
+         [gG][rR][oO][uU][pP]:{enc}+)"
+    );
+    format!("^(?:{entry}(?:[ \\t]*,[ \\t]*{entry})*)?$")
+}
+
 /// An http or https link on one line (record urls; `inlet_core::input::check_url`).
 const WEB_URL: &str = "^[hH][tT][tT][pP][sS]?://[^\\u0000-\\u001F\\u007F]+$";
 
@@ -152,6 +186,24 @@ pub fn parameter_rules() -> Vec<ParameterRule> {
         one("authorize", "code_challenge", json!({"pattern": PKCE})),
         one("authorize", "scope", json!({"pattern": SCOPES})),
         one("authorize", "state", json!({"pattern": LINE})),
+        one(
+            "uploadFile",
+            "X-Service-Object-Access",
+            json!({"pattern": access_header()}),
+        ),
+        one(
+            "pushContent",
+            "X-Service-Object-Access",
+            json!({"pattern": access_header()}),
+        ),
+        one("putGroup", "groupId", line(MAX_LINE)),
+        one("deleteGroup", "groupId", line(MAX_LINE)),
+        one("listGroups", "after", line(MAX_LINE)),
+        one(
+            "listGroups",
+            "limit",
+            json!({"minimum": 1, "maximum": 1000}),
+        ),
     ]
 }
 
@@ -228,6 +280,38 @@ pub fn field_rules() -> Vec<FieldRule> {
         rule(
             "/components/schemas/BatchTouchObject/properties/ifMatch",
             no_nul(),
+        ),
+        rule(
+            "/components/schemas/AccessList/properties/access",
+            json!({"maxItems": inlet_core::access::MAX_GRANTEES}),
+        ),
+        rule(
+            "/components/schemas/AccessList/properties/access/items",
+            json!({"maxLength": inlet_core::access::MAX_GRANTEE_CHARS, "pattern": grantee()}),
+        ),
+        rule(
+            "/components/schemas/BatchAccess/properties/objects",
+            json!({"maxItems": inlet_core::ingest::MAX_BATCH}),
+        ),
+        rule(
+            "/components/schemas/BatchAccessObject/properties/externalId",
+            no_nul(),
+        ),
+        rule(
+            "/components/schemas/BatchAccessObject/properties/access",
+            json!({"maxItems": inlet_core::access::MAX_GRANTEES}),
+        ),
+        rule(
+            "/components/schemas/BatchAccessObject/properties/access/items",
+            json!({"maxLength": inlet_core::access::MAX_GRANTEE_CHARS, "pattern": grantee()}),
+        ),
+        rule(
+            "/components/schemas/GroupIn/properties/members",
+            json!({"maxItems": inlet_core::access::MAX_MEMBERS}),
+        ),
+        rule(
+            "/components/schemas/GroupIn/properties/members/items",
+            json!({"maxLength": inlet_core::access::MAX_GRANTEE_CHARS, "pattern": member()}),
         ),
         rule(
             "/components/schemas/ClientIn/properties/scopes/items",
