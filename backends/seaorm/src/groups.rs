@@ -8,6 +8,34 @@ use uuid::Uuid;
 
 use crate::{SeaOrmStore, all, db_error, exec, get, json_error};
 
+impl SeaOrmStore {
+    /// Deletes a group's row and its member rows in `txn`; answers the group rows deleted.
+    async fn remove(
+        &self,
+        txn: &impl sea_orm::ConnectionTrait,
+        source_id: Uuid,
+        external_id: &str,
+    ) -> Result<u64> {
+        let key = || vec![source_id.to_string().into(), external_id.to_string().into()];
+        exec(
+            txn,
+            self.stmt(
+                "DELETE FROM access_group_members WHERE source_id = $1 AND group_id = $2",
+                key(),
+            ),
+        )
+        .await?;
+        exec(
+            txn,
+            self.stmt(
+                "DELETE FROM access_groups WHERE source_id = $1 AND external_id = $2",
+                key(),
+            ),
+        )
+        .await
+    }
+}
+
 #[async_trait]
 impl Groups for SeaOrmStore {
     async fn put_group(&self, workspace_id: WorkspaceId, group: &Group) -> Result<bool> {
@@ -16,22 +44,9 @@ impl Groups for SeaOrmStore {
         let source = group.source_id.to_string();
         let _w = self.write_guard().await;
         let txn = self.begin_write().await?;
-        let removed = exec(
-            &txn,
-            self.stmt(
-                "DELETE FROM access_groups WHERE source_id = $1 AND external_id = $2",
-                vec![source.clone().into(), group.external_id.clone().into()],
-            ),
-        )
-        .await?;
-        exec(
-            &txn,
-            self.stmt(
-                "DELETE FROM access_group_members WHERE source_id = $1 AND group_id = $2",
-                vec![source.clone().into(), group.external_id.clone().into()],
-            ),
-        )
-        .await?;
+        let removed = self
+            .remove(&txn, group.source_id, &group.external_id)
+            .await?;
         exec(
             &txn,
             self.stmt(
@@ -86,22 +101,7 @@ impl Groups for SeaOrmStore {
         self.get_source(workspace_id, source_id).await?;
         let _w = self.write_guard().await;
         let txn = self.begin_write().await?;
-        let removed = exec(
-            &txn,
-            self.stmt(
-                "DELETE FROM access_groups WHERE source_id = $1 AND external_id = $2",
-                vec![source_id.to_string().into(), external_id.to_string().into()],
-            ),
-        )
-        .await?;
-        exec(
-            &txn,
-            self.stmt(
-                "DELETE FROM access_group_members WHERE source_id = $1 AND group_id = $2",
-                vec![source_id.to_string().into(), external_id.to_string().into()],
-            ),
-        )
-        .await?;
+        let removed = self.remove(&txn, source_id, external_id).await?;
         txn.commit().await.map_err(db_error)?;
         Ok(removed > 0)
     }

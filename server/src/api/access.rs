@@ -46,6 +46,17 @@ pub struct AccessList {
     pub access: Option<Vec<String>>,
 }
 
+impl AccessList {
+    /// A record's list as the API writes it.
+    fn of(record: inlet_core::record::Record) -> Self {
+        Self {
+            access: record
+                .access
+                .map(|l| l.iter().map(ToString::to_string).collect()),
+        }
+    }
+}
+
 /// One change of an access batch.
 #[derive(Debug, Clone, Object)]
 #[oai(rename_all = "camelCase")]
@@ -142,11 +153,7 @@ impl AccessApi {
         let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
         let record =
             ingest::metadata(&*state.records, scope, &external_id.0, &access::Viewer::All).await?;
-        Ok(Json(AccessList {
-            access: record
-                .access
-                .map(|l| l.iter().map(ToString::to_string).collect()),
-        }))
+        Ok(Json(AccessList::of(record)))
     }
 
     /// Replace a record's access list without sending the file again (an administrator's API
@@ -186,11 +193,7 @@ impl AccessApi {
             &access::Viewer::All,
         )
         .await?;
-        Ok(Json(AccessList {
-            access: record
-                .access
-                .map(|l| l.iter().map(ToString::to_string).collect()),
-        }))
+        Ok(Json(AccessList::of(record)))
     }
 
     /// Replace the access lists of up to 1,000 records in one transaction, as `putAccess` does
