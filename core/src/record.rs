@@ -202,6 +202,8 @@ pub struct ListQuery {
     pub include_removed: bool,
     /// Only records whose content was last stored at or after this time.
     pub modified_since: Option<Timestamp>,
+    /// Only records that carry an access list of their own (not their object type's default).
+    pub with_access_list: bool,
 }
 
 /// What an upload does to the record, decided before any extraction.

@@ -1,7 +1,8 @@
-//! Webhooks: HTTP endpoints a workspace administrator registers for events, and the deliveries
-//! queued for them in the store ([`WebhookStore`]), so they survive a restart. The rules live
-//! here: which events exist, what a delivery's body is, which URLs may be registered, and when a
-//! failed delivery is tried again. Sending (HTTP, signatures, address checks) is the server's.
+//! Webhooks: HTTP endpoints a workspace's users register for events, and the deliveries queued
+//! for them in the store ([`WebhookStore`]), so they survive a restart. The rules live here:
+//! which events exist, what a delivery's body is, which URLs may be registered, who is told of
+//! what (a member's webhook only of what the member may read, DESIGN 7a), and when a failed
+//! delivery is tried again. Sending (HTTP, signatures, address checks) is the server's.
 
 use std::time::Duration;
 
@@ -9,10 +10,18 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{Error, Result, WorkspaceId, time::Timestamp};
+use crate::{
+    Error, RecordStore, Result, WorkspaceId, ingest,
+    record::Record,
+    store::Accounts,
+    time::Timestamp,
+    token::{Principal, Role},
+};
 
 /// Webhooks one workspace may register.
 pub const MAX_WEBHOOKS: usize = 20;
+/// Webhooks one member (a user who is not an ADMIN) may register, within the workspace's.
+pub const MAX_MEMBER_WEBHOOKS: usize = 5;
 /// The longest URL a webhook may have, in bytes.
 pub const MAX_URL_BYTES: usize = 2048;
 /// How long a delivery is tried: after this, counted from the event, it is given up.
@@ -85,6 +94,25 @@ pub struct Webhook {
     pub secret: String,
     /// When it was registered.
     pub created_date: Timestamp,
+    /// The member who registered it, whose reads bound what it is told ([`Subject`]); `None`
+    /// for an administrator's, told of everything.
+    pub owner: Option<Uuid>,
+}
+
+/// What an event is about, which decides the members' webhooks it reaches. An
+/// administrator's webhook receives every event it subscribed to.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// The workspace's setup (a source created): every webhook.
+    Setup,
+    /// A record: a member's webhook only while the member may read it.
+    Record(&'a Record),
+    /// A sync run, whose counters count every record of its object type: a member's webhook
+    /// only while no permissions are in use there (`ingest::syncs::check_driver`).
+    Sync {
+        /// The object type's sync runs are open to every reader.
+        open_to_readers: bool,
+    },
 }
 
 /// Where a delivery stands.
@@ -290,29 +318,75 @@ pub fn delivery_body(
     .to_string()
 }
 
-/// Queues `event` with `data` for every webhook of the workspace that receives it; answers the
-/// deliveries queued.
+/// Queues `event` with `data` for every webhook of the workspace that receives it and may be
+/// told of `subject` (a member's webhook hears only of what the member may read now; one whose
+/// member is gone hears nothing); answers the deliveries queued.
 pub async fn queue_event(
     store: &dyn WebhookStore,
+    records: &dyn RecordStore,
+    accounts: &dyn Accounts,
     workspace_id: WorkspaceId,
     event: Event,
     data: &serde_json::Value,
+    subject: Subject<'_>,
 ) -> Result<Vec<Delivery>> {
     let now = crate::time::now();
-    let deliveries: Vec<Delivery> = store
-        .list_webhooks(workspace_id)
-        .await?
-        .into_iter()
-        .filter(|w| w.events.contains(&event))
-        .map(|w| {
-            let id = Uuid::new_v4();
-            Delivery::pending(id, &w, event, delivery_body(id, event, now, data), now)
-        })
-        .collect();
+    let mut deliveries = Vec::new();
+    for hook in store.list_webhooks(workspace_id).await? {
+        if !hook.events.contains(&event) || !told(records, accounts, &hook, subject).await? {
+            continue;
+        }
+        let id = Uuid::new_v4();
+        deliveries.push(Delivery::pending(
+            id,
+            &hook,
+            event,
+            delivery_body(id, event, now, data),
+            now,
+        ));
+    }
     if !deliveries.is_empty() {
         store.queue_deliveries(&deliveries).await?;
     }
     Ok(deliveries)
+}
+
+/// Whether `hook` may be told of `subject`.
+async fn told(
+    records: &dyn RecordStore,
+    accounts: &dyn Accounts,
+    hook: &Webhook,
+    subject: Subject<'_>,
+) -> Result<bool> {
+    let Some(owner) = hook.owner else {
+        return Ok(true);
+    };
+    let user = match accounts.user_by_id(owner).await? {
+        Some(u) if u.workspace_id == hook.workspace_id => u,
+        _ => return Ok(false),
+    };
+    if user.role == Role::Admin {
+        return Ok(true);
+    }
+    Ok(match subject {
+        Subject::Setup => true,
+        Subject::Sync { open_to_readers } => open_to_readers,
+        Subject::Record(record) => {
+            let viewer = ingest::access::viewer_of(records, &Principal::full(&user)).await?;
+            record.readable_by(&viewer)
+        }
+    })
+}
+
+/// Checks that `owner` (a member registering a webhook) stays within
+/// [`MAX_MEMBER_WEBHOOKS`], given the workspace's webhooks.
+pub fn check_member_quota(existing: &[Webhook], owner: Uuid) -> Result<()> {
+    if existing.iter().filter(|w| w.owner == Some(owner)).count() >= MAX_MEMBER_WEBHOOKS {
+        return Err(Error::conflict(format!(
+            "a member registers at most {MAX_MEMBER_WEBHOOKS} webhooks; delete one first"
+        )));
+    }
+    Ok(())
 }
 
 /// When a delivery that failed its `attempts`th attempt at `now` is tried again: `base`,

@@ -15,7 +15,7 @@ use hmac::{Hmac, Mac};
 use inlet_core::{
     WorkspaceId,
     time::{self},
-    webhook::{self, Attempt, Delivery, Event, Webhook},
+    webhook::{self, Attempt, Delivery, Event, Subject, Webhook},
 };
 use sha2::Sha256;
 use uuid::Uuid;
@@ -153,15 +153,27 @@ pub async fn vetted_addresses(
     Ok(addrs)
 }
 
-/// Queues `event` for the workspace's webhooks and wakes the sender. A failure to queue is
-/// logged, not the caller's: the write it reports has been answered already.
+/// Queues `event` about `subject` for the workspace's webhooks that may hear of it and wakes
+/// the sender. A failure to queue is logged, not the caller's: the write it reports has been
+/// answered already.
 pub async fn emit(
     state: &AppState,
     workspace_id: WorkspaceId,
     event: Event,
     data: serde_json::Value,
+    subject: Subject<'_>,
 ) {
-    match webhook::queue_event(&*state.webhooks, workspace_id, event, &data).await {
+    let queued = webhook::queue_event(
+        &*state.webhooks,
+        &*state.records,
+        &*state.tokens,
+        workspace_id,
+        event,
+        &data,
+        subject,
+    )
+    .await;
+    match queued {
         Ok(queued) if !queued.is_empty() => state.webhook_wake.notify_one(),
         Ok(_) => {}
         Err(e) => {

@@ -285,6 +285,10 @@ async fn one_workspaces_scans_hold_up_anothers_files_by_one_job_at_most() {
             ("INLET_OCR_LANGUAGES", "eng"),
             ("INLET_EXTRACTION_CONCURRENCY", "2"),
             ("INLET_OCR_CONCURRENCY", "1"),
+            // Seven scans queue for one Tesseract; the time budget counts the queue, so the
+            // last would run out of it on a slow machine. This test is about fairness.
+            ("INLET_EXTRACTION_TIMEOUT_SECS", "300"),
+            ("INLET_OCR_TIMEOUT_SECS", "300"),
         ],
     );
     let client = Client::new();

@@ -3,7 +3,9 @@
 //! total, facets), record and metadata reads, the metadata batch, the listing, folder counts and
 //! the change feed; a record they may not read answers word for word as one that does not
 //! exist; removing a user from a nested group takes effect within the visibility window; only
-//! an administrator's API token sets lists and groups.
+//! an administrator's API token sets lists and groups. A member's webhooks hear only of what
+//! the member may read, and sync runs (whose counters and COMPLETE close reach every record)
+//! are the connector's once permissions are in use in an object type.
 
 use std::time::{Duration, Instant};
 
@@ -428,4 +430,173 @@ async fn members_read_only_what_their_groups_allow_on_postgres() {
     let server = TestServer::start_on(&schema.url, Default::default()).await;
     scenario(&server).await;
     schema.drop().await;
+}
+
+/// Bytes no extractor reads (an extraction failure, so `record.extraction_failed`).
+fn unreadable() -> Vec<u8> {
+    (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect()
+}
+
+/// The events of a webhook's queued deliveries, as its owner lists them.
+async fn heard(server: &TestServer, who: &Member, hook: &str) -> Vec<String> {
+    let (status, deliveries) = who
+        .get(server, &format!("/webhooks/{hook}/deliveries"))
+        .await;
+    assert_eq!(status, 200, "{deliveries}");
+    let mut events: Vec<String> = deliveries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["event"].as_str().unwrap().to_string())
+        .collect();
+    events.sort();
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn members_hooks_and_syncs_follow_their_reads() {
+    let server = TestServer::start_sqlite().await;
+    let source = server.create_source(drive_source()).await;
+    let s = source["id"].as_str().unwrap().to_string();
+    let ot = source["sourceObjectTypes"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let objects = format!("/sources/{s}/objecttypes/{ot}/objects");
+    let syncs = format!("/sources/{s}/objecttypes/{ot}/syncs");
+    let bob = Member::new(&server, "bob@example.test").await;
+
+    // A member's webhook: their own, listed to them alone, hearing what bob may read.
+    let resp = bob
+        .req(&server, Method::POST, "/webhooks")
+        .json(&json!({"url": "https://93.184.216.34/bob", "events": [
+            "record.extraction_failed", "sync.completed", "source.created"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let hook = resp.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let listed = server
+        .req(Method::GET, "/webhooks")
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert!(listed[0]["ownerId"].is_string(), "{listed}");
+
+    // Without permissions in use, bob drives a sync as the spec has it, and hears of it.
+    let (status, opened) = {
+        let resp = bob
+            .req(&server, Method::POST, &syncs)
+            .json(&json!({"operation": "START_INITIAL"}))
+            .send()
+            .await
+            .unwrap();
+        (resp.status().as_u16(), resp.json::<Value>().await.unwrap())
+    };
+    assert_eq!(status, 201, "{opened}");
+    let n = opened["syncNumber"].as_i64().unwrap();
+    let resp = bob
+        .req(&server, Method::PUT, &format!("{syncs}/{n}"))
+        .json(&json!({"operation": "COMPLETE_INCREMENTAL"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(heard(&server, &bob, &hook).await, ["sync.completed"]);
+
+    // Two unreadable files: one bob may read, one for hr alone. Bob hears of his only.
+    for (id, access) in [("bobs", "user:bob@example.test"), ("hrs", "group:hr")] {
+        let resp = server
+            .req(Method::PUT, &format!("{objects}/{id}/file"))
+            .header("X-Service-Object-Access", access)
+            .multipart(file_form(&format!("{id}.bin"), unreadable()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201);
+    }
+    assert_eq!(
+        heard(&server, &bob, &hook).await,
+        ["record.extraction_failed", "sync.completed"]
+    );
+    let admins = server
+        .req(Method::POST, "/webhooks")
+        .json(&json!({"url": "https://93.184.216.34/all", "events": ["record.extraction_failed"]}))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let admins = admins["id"].as_str().unwrap();
+
+    // With lists in use, a member's sync runs are refused, whatever they may read; a sync
+    // the connector closes is not told to bob's webhook.
+    let mut refused = Vec::new();
+    for (method, path, body) in [
+        (Method::POST, syncs.clone(), json!({"operation": "START"})),
+        (Method::GET, syncs.clone(), Value::Null),
+        (Method::GET, format!("{syncs}/{n}"), Value::Null),
+        (
+            Method::PUT,
+            format!("{syncs}/{n}"),
+            json!({"operation": "COMPLETE"}),
+        ),
+    ] {
+        let mut req = bob.req(&server, method, &path);
+        if !body.is_null() {
+            req = req.json(&body);
+        }
+        refused.push(inlet_tests::expect_problem(req.send().await.unwrap(), 403).await);
+    }
+    assert!(
+        refused.iter().all(|d| d.contains("access lists")),
+        "{refused:?}"
+    );
+    for (method, path, op) in [
+        (Method::POST, syncs.clone(), "START"),
+        (
+            Method::PUT,
+            format!("{syncs}/{}", n + 1),
+            "COMPLETE_INCREMENTAL",
+        ),
+    ] {
+        let resp = server
+            .req(method, &path)
+            .json(&json!({ "operation": op }))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success(), "{op}: {}", resp.status());
+    }
+    assert_eq!(
+        heard(&server, &bob, &hook).await,
+        ["record.extraction_failed", "sync.completed"],
+        "bob heard of a sync over records he may not read"
+    );
+
+    // Bob sees only his webhooks; another's answers as one that does not exist.
+    let (_, mine) = bob.get(&server, "/webhooks").await;
+    assert_eq!(mine.as_array().unwrap().len(), 1);
+    for (method, path) in [
+        (Method::GET, format!("/webhooks/{admins}/deliveries")),
+        (Method::DELETE, format!("/webhooks/{admins}")),
+    ] {
+        let resp = bob.req(&server, method, &path).send().await.unwrap();
+        inlet_tests::expect_problem(resp, 404).await;
+    }
+    let resp = bob
+        .req(&server, Method::DELETE, &format!("/webhooks/{hook}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
 }

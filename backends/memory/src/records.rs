@@ -213,6 +213,7 @@ impl Records for MemoryStore {
             })
             .filter(|r| query.include_removed || !r.removed)
             .filter(|r| query.modified_since.is_none_or(|t| r.modified_date >= t))
+            .filter(|r| !query.with_access_list || r.access.is_some())
             .collect();
         page.sort_unstable_by(|a, b| a.external_id.cmp(&b.external_id));
         page.truncate(query.limit);

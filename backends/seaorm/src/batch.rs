@@ -170,6 +170,9 @@ impl SeaOrmStore {
             values.push(millis(since).into());
             filters.push_str(&format!(" AND r.modified_date >= ${}", values.len()));
         }
+        if query.with_access_list {
+            filters.push_str(" AND r.access IS NOT NULL");
+        }
         values.push(i64::try_from(query.limit).unwrap_or(i64::MAX).into());
         let sql = format!(
             "SELECT {METADATA_COLUMNS} FROM records r JOIN object_types o ON o.id = r.object_type_id \

@@ -29,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0014HotTouches),
             Box::new(M0015DeploymentKeys),
             Box::new(M0016Access),
+            Box::new(M0017WebhookOwners),
         ]
     }
 }
@@ -753,6 +754,27 @@ impl MigrationTrait for M0016Access {
         for sql in M0016_UP {
             db.execute_unprepared(sql).await?;
         }
+        Ok(())
+    }
+}
+
+/// The member who registered a webhook (`owner_id`; NULL for an administrator's, which every
+/// webhook written before it was).
+struct M0017WebhookOwners;
+
+impl sea_orm_migration::MigrationName for M0017WebhookOwners {
+    fn name(&self) -> &str {
+        "m0017_webhook_owners"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0017WebhookOwners {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .get_connection()
+            .execute_unprepared("ALTER TABLE webhooks ADD COLUMN owner_id TEXT")
+            .await?;
         Ok(())
     }
 }

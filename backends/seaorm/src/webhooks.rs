@@ -36,6 +36,12 @@ fn webhook_from_row(row: &QueryResult, prefix: &str) -> Result<Webhook> {
         events,
         secret: get(row, &format!("{prefix}secret"))?,
         created_date: at(get(row, &format!("{prefix}created_ms"))?)?,
+        owner: get::<Option<String>>(row, &format!("{prefix}owner_id"))?
+            .map(|o| {
+                Uuid::parse_str(&o)
+                    .map_err(|e| Error::backend(std::io::Error::other(e.to_string())))
+            })
+            .transpose()?,
     })
 }
 
@@ -104,8 +110,8 @@ impl WebhookStore for SeaOrmStore {
         exec(
             &txn,
             self.stmt(
-                "INSERT INTO webhooks (id, workspace_id, url, events, secret, created_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
+                "INSERT INTO webhooks (id, workspace_id, url, events, secret, created_ms, \
+                 owner_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 vec![
                     hook.id.to_string().into(),
                     hook.workspace_id.to_string().into(),
@@ -113,6 +119,7 @@ impl WebhookStore for SeaOrmStore {
                     events.into(),
                     hook.secret.clone().into(),
                     ms(&hook.created_date).into(),
+                    hook.owner.map(|o| o.to_string()).into(),
                 ],
             ),
         )
@@ -124,7 +131,7 @@ impl WebhookStore for SeaOrmStore {
         let rows = all(
             &self.db,
             self.stmt(
-                "SELECT id, workspace_id, url, events, secret, created_ms FROM webhooks \
+                "SELECT id, workspace_id, url, events, secret, created_ms, owner_id FROM webhooks \
                  WHERE workspace_id = $1 ORDER BY created_ms, id",
                 vec![workspace_id.to_string().into()],
             ),
@@ -268,7 +275,7 @@ impl WebhookStore for SeaOrmStore {
                 &format!(
                     "SELECT {DELIVERY_COLUMNS}, w.id AS w_id, w.workspace_id AS w_workspace_id, \
                      w.url AS w_url, w.events AS w_events, w.secret AS w_secret, \
-                     w.created_ms AS w_created_ms \
+                     w.created_ms AS w_created_ms, w.owner_id AS w_owner_id \
                      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
                      WHERE d.id IN ({}) ORDER BY d.created_ms, d.id",
                     marks.join(", ")

@@ -399,6 +399,7 @@ pub async fn list(
             limit: read,
             include_removed,
             modified_since,
+            with_access_list: false,
         };
         let page = store.list_records(scope, &query).await?;
         let ended = page.len() < read;

@@ -1,12 +1,55 @@
 //! Opening and closing syncs: the store applies the state machine of [`crate::sync`]
-//! atomically; the rule decided here is which mass-removal guard a COMPLETE close runs under.
+//! atomically; the rules decided here are which mass-removal guard a COMPLETE close runs under
+//! and who may drive an object type's syncs once its records are not all everyone's.
 
 use crate::{
-    RecordStore, Result,
-    record::Scope,
+    Error, RecordStore, Result,
+    access::{DefaultAccess, Viewer},
+    record::{ListQuery, Scope},
     source::ObjectType,
     sync::{CloseOperation, OpenOperation, SyncRun},
 };
+
+/// Why a reader who does not read everything is refused an object type's sync runs.
+pub const CONNECTOR_SYNCS: &str = "this object type's records carry access lists: its sync runs \
+     count and remove records you may not read, so they are opened, closed and read with a \
+     workspace administrator's API token (the connector)";
+
+/// Refuses `viewer` the object type's sync runs (open, close, read) once permissions are in use
+/// in it: its `defaultAccess` is RESTRICTED or a record carries an access list of its own. A
+/// run's counters count every record and a COMPLETE close removes records the caller may not
+/// read, so they are the connector's then. Without permissions in use, every reader may, as the
+/// spec has it. The refusal depends on the object type's setup only, never on which records a
+/// caller may read.
+pub async fn check_driver(
+    store: &dyn RecordStore,
+    object_type: &ObjectType,
+    scope: Scope,
+    viewer: &Viewer,
+) -> Result<()> {
+    if matches!(viewer, Viewer::All) || !permissions_in_use(store, object_type, scope).await? {
+        return Ok(());
+    }
+    Err(Error::Forbidden(CONNECTOR_SYNCS.into()))
+}
+
+/// Whether permissions are in use in the object type: its `defaultAccess` is RESTRICTED or a
+/// live record carries an access list of its own.
+pub async fn permissions_in_use(
+    store: &dyn RecordStore,
+    object_type: &ObjectType,
+    scope: Scope,
+) -> Result<bool> {
+    if object_type.default_access == DefaultAccess::Restricted {
+        return Ok(true);
+    }
+    let query = ListQuery {
+        limit: 1,
+        with_access_list: true,
+        ..Default::default()
+    };
+    Ok(!store.list_records(scope, &query).await?.is_empty())
+}
 
 /// The share of live records a COMPLETE close may remove (percent), or `None` for no limit:
 /// none when the caller allows a mass removal, else the object type's `completeMaxRemoval`,

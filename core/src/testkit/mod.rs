@@ -202,6 +202,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, change_feed_retention_makes_old_cursors_gone, ref);
         $crate::conformance_tests!(@case $make, $cleanup, webhooks_queue_claim_and_record_deliveries, ref);
         $crate::conformance_tests!(@case $make, $cleanup, webhook_claims_are_fair_and_done_deliveries_expire, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, member_webhooks_hear_only_what_the_member_may_read, ref);
         $crate::conformance_tests!(@case $make, $cleanup, concurrent_uploads_never_lose_a_version, arc);
         $crate::conformance_tests!(@case $make, $cleanup, two_syncs_never_open_at_once, arc);
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);

@@ -3,11 +3,13 @@
 
 use uuid::Uuid;
 
-use super::assert_err;
+use super::{assert_err, key, new_source_in, write};
 use crate::{
-    Error,
+    Error, RecordStore, TokenStore,
+    access::Grantee,
     time::{self, Timestamp},
-    webhook::{self, Attempt, ClaimRules, DeliveryState, Event, Webhook, WebhookStore},
+    token::{Role, User, Workspace},
+    webhook::{self, Attempt, ClaimRules, DeliveryState, Event, Subject, Webhook, WebhookStore},
 };
 
 fn hook(workspace_id: Uuid, events: &[Event]) -> Webhook {
@@ -18,6 +20,7 @@ fn hook(workspace_id: Uuid, events: &[Event]) -> Webhook {
         events: events.to_vec(),
         secret: "whsec_test".into(),
         created_date: time::now(),
+        owner: None,
     }
 }
 
@@ -29,7 +32,10 @@ fn later(t: Timestamp, secs: i64) -> Timestamp {
 /// its workspace that receives it; a claim leases what is due so a second claim does not take it
 /// until the lease ends; attempts are recorded (retry, delivered, given up); deleting a webhook
 /// drops its deliveries; a workspace holds at most [`webhook::MAX_WEBHOOKS`].
-pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore) {
+pub async fn webhooks_queue_claim_and_record_deliveries<S>(store: &S)
+where
+    S: WebhookStore + RecordStore + TokenStore,
+{
     let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
     let syncs = hook(a, &[Event::SyncCompleted, Event::SyncFailed]);
     store.create_webhook(&syncs).await.unwrap();
@@ -45,17 +51,14 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
     assert_eq!(store.list_webhooks(b).await.unwrap(), [theirs]);
 
     let data = serde_json::json!({"syncNumber": 3});
-    let completed = webhook::queue_event(store, a, Event::SyncCompleted, &data)
-        .await
-        .unwrap();
+    let queue = |event| webhook::queue_event(store, store, store, a, event, &data, Subject::Setup);
+    let completed = queue(Event::SyncCompleted).await.unwrap();
     assert_eq!(completed.len(), 1);
     assert_eq!(completed[0].webhook_id, syncs.id);
-    let created = webhook::queue_event(store, a, Event::SourceCreated, &data)
-        .await
-        .unwrap();
+    let created = queue(Event::SourceCreated).await.unwrap();
     assert_eq!(created.len(), 1);
     assert!(
-        webhook::queue_event(store, a, Event::RecordExtractionFailed, &data)
+        queue(Event::RecordExtractionFailed)
             .await
             .unwrap()
             .is_empty()
@@ -208,6 +211,108 @@ pub async fn webhooks_queue_claim_and_record_deliveries(store: &dyn WebhookStore
 }
 
 /// A delivery of `hook` due `due_ms` after `now`.
+/// A member's webhook is told of a record only while the member may read it, of a sync only
+/// while its object type runs without permissions, of the workspace's setup always; once the
+/// member is gone, of nothing. An administrator's webhook is told of everything. A member holds
+/// at most [`webhook::MAX_MEMBER_WEBHOOKS`].
+pub async fn member_webhooks_hear_only_what_the_member_may_read<S>(store: &S)
+where
+    S: WebhookStore + RecordStore + TokenStore,
+{
+    let ws = Workspace {
+        id: Uuid::new_v4(),
+        name: format!("ws-{}", Uuid::new_v4()),
+        oauth_enabled: false,
+        created_date: time::now(),
+    };
+    store.create_workspace(&ws).await.unwrap();
+    let member = User {
+        id: Uuid::new_v4(),
+        workspace_id: ws.id,
+        email: format!("m{}@x.test", Uuid::new_v4().simple()),
+        role: Role::Member,
+        password_hash: "$argon2id$x".into(),
+        created_date: time::now(),
+    };
+    store.create_user(&member).await.unwrap();
+    let (_, scope) = new_source_in(store, ws.id).await;
+    let mut theirs = write(scope, "theirs", None, None);
+    theirs.access = Some(vec![Grantee::User(member.email.to_uppercase())]);
+    store.put_record(theirs).await.unwrap();
+    let mut hr = write(scope, "hr", None, None);
+    hr.access = Some(vec![Grantee::Group("hr".into())]);
+    store.put_record(hr).await.unwrap();
+    let theirs = store.get_record(&key(scope, "theirs")).await.unwrap();
+    let hr = store.get_record(&key(scope, "hr")).await.unwrap();
+
+    let all = Event::ALL;
+    let admins = hook(ws.id, &all);
+    store.create_webhook(&admins).await.unwrap();
+    let mut members = hook(ws.id, &all);
+    members.owner = Some(member.id);
+    store.create_webhook(&members).await.unwrap();
+    let mut orphan = hook(ws.id, &all);
+    orphan.owner = Some(Uuid::new_v4());
+    store.create_webhook(&orphan).await.unwrap();
+
+    let data = &serde_json::json!({});
+    let told = |event, subject| async move {
+        let mut hooks: Vec<Uuid> =
+            webhook::queue_event(store, store, store, ws.id, event, data, subject)
+                .await
+                .unwrap()
+                .iter()
+                .map(|d| d.webhook_id)
+                .collect();
+        hooks.sort();
+        hooks
+    };
+    let sorted = |mut v: Vec<Uuid>| {
+        v.sort();
+        v
+    };
+    let failed = Event::RecordExtractionFailed;
+    assert_eq!(
+        told(failed, Subject::Record(&theirs)).await,
+        sorted(vec![admins.id, members.id])
+    );
+    assert_eq!(told(failed, Subject::Record(&hr)).await, vec![admins.id]);
+    let closed = Event::SyncCompleted;
+    let open = Subject::Sync {
+        open_to_readers: true,
+    };
+    let restricted = Subject::Sync {
+        open_to_readers: false,
+    };
+    assert_eq!(
+        told(closed, open).await,
+        sorted(vec![admins.id, members.id])
+    );
+    assert_eq!(told(closed, restricted).await, vec![admins.id]);
+    assert_eq!(
+        told(Event::SourceCreated, Subject::Setup).await,
+        sorted(vec![admins.id, members.id])
+    );
+
+    let listed = store.list_webhooks(ws.id).await.unwrap();
+    assert_eq!(
+        listed.iter().find(|w| w.id == members.id).map(|w| w.owner),
+        Some(Some(member.id)),
+        "the owner is kept"
+    );
+    let mut quota = listed.clone();
+    while quota.iter().filter(|w| w.owner == Some(member.id)).count() < webhook::MAX_MEMBER_WEBHOOKS
+    {
+        webhook::check_member_quota(&quota, member.id).unwrap();
+        quota.push(members.clone());
+    }
+    assert_err(
+        webhook::check_member_quota(&quota, member.id),
+        |e| matches!(e, Error::Conflict(_)),
+        "Conflict",
+    );
+}
+
 fn due(hook: &Webhook, now: Timestamp, due_ms: i64) -> webhook::Delivery {
     let at = now + chrono::TimeDelta::milliseconds(due_ms);
     webhook::Delivery::pending(Uuid::new_v4(), hook, Event::SyncCompleted, "{}".into(), at)

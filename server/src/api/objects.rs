@@ -167,6 +167,7 @@ where
             scope.workspace_id,
             inlet_core::webhook::Event::RecordExtractionFailed,
             data,
+            inlet_core::webhook::Subject::Record(&outcome.record),
         )
         .await;
     }

@@ -128,6 +128,7 @@ impl SourcesApi {
             principal.workspace_id,
             inlet_core::webhook::Event::SourceCreated,
             data,
+            inlet_core::webhook::Subject::Setup,
         )
         .await;
         Ok(Created::Created(Json(out)))

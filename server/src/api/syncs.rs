@@ -2,7 +2,10 @@
 
 use inlet_core::{
     ingest,
+    record::Scope,
+    source::ObjectType,
     sync::{CloseOperation, SyncState},
+    token::Principal,
     webhook::Event,
 };
 use poem::web::Data;
@@ -45,6 +48,7 @@ impl SyncsApi {
     ) -> Result<Opened, ApiError> {
         let principal = auth.writer()?;
         let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        driver(&state, principal, &ot, scope).await?;
         let run = ingest::syncs::open(&*state.records, scope, body.0.operation.into()).await?;
         let n = run.sync_number;
         Ok(Opened::Created(Json(SyncOut::new(run, ot.name, n))))
@@ -68,6 +72,7 @@ impl SyncsApi {
     ) -> Result<Json<SyncOut>, ApiError> {
         let principal = auth.writer()?;
         let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        driver(&state, principal, &ot, scope).await?;
         let run = ingest::syncs::close(
             &*state.records,
             &ot,
@@ -92,12 +97,17 @@ impl SyncsApi {
         } else {
             Event::SyncCompleted
         };
+        // The sync is closed: a failed look-up tells members' webhooks nothing rather than fail.
+        let open_to_readers = ingest::syncs::permissions_in_use(&*state.records, &ot, scope)
+            .await
+            .is_ok_and(|in_use| !in_use);
         let out = SyncOut::new(run, ot.name, current);
         // The sync as its GET answers it, with the source and object type.
         let mut data = poem_openapi::types::ToJSON::to_json(&out).unwrap_or_default();
         data["sourceId"] = serde_json::json!(scope.source_id);
         data["objectTypeId"] = serde_json::json!(scope.object_type_id);
-        crate::webhooks::emit(&state, scope.workspace_id, event, data).await;
+        let subject = inlet_core::webhook::Subject::Sync { open_to_readers };
+        crate::webhooks::emit(&state, scope.workspace_id, event, data, subject).await;
         Ok(Json(out))
     }
 
@@ -117,6 +127,7 @@ impl SyncsApi {
     ) -> Result<Json<SyncOut>, ApiError> {
         let principal = auth.reader();
         let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        driver(&state, principal, &ot, scope).await?;
         let run = state.records.get_sync(scope, sync_number.0).await?;
         let current = current_sync_number(&state, scope).await?;
         Ok(Json(SyncOut::new(run, ot.name, current)))
@@ -137,6 +148,7 @@ impl SyncsApi {
     ) -> Result<Json<Vec<SyncOut>>, ApiError> {
         let principal = auth.reader();
         let (_, ot, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        driver(&state, principal, &ot, scope).await?;
         let runs = state.records.list_syncs(scope).await?;
         let current = runs.first().map_or(0, |r| r.sync_number);
         Ok(Json(
@@ -145,4 +157,17 @@ impl SyncsApi {
                 .collect(),
         ))
     }
+}
+
+/// Refuses a caller the object type's sync runs once permissions are in use in it
+/// ([`ingest::syncs::check_driver`]).
+async fn driver(
+    state: &AppState,
+    principal: &Principal,
+    object_type: &ObjectType,
+    scope: Scope,
+) -> Result<(), ApiError> {
+    let viewer = state.viewers.of(&*state.records, principal).await?;
+    ingest::syncs::check_driver(&*state.records, object_type, scope, &viewer).await?;
+    Ok(())
 }

@@ -1,10 +1,12 @@
-//! Webhook registration for workspace administrators (HTTP Basic, role ADMIN): register an
-//! endpoint for events (its signing secret shown once), list and delete them, and read a
-//! webhook's deliveries with their last status. Sending is `crate::webhooks`'.
+//! Webhook registration (HTTP Basic: a user's API token): register an endpoint for events (its
+//! signing secret shown once), list and delete them, and read a webhook's deliveries with their
+//! last status. An administrator manages every webhook of the workspace; a member registers
+//! their own, which hear only of what the member may read (`webhook::Subject`), and sees and
+//! deletes only those. Sending is `crate::webhooks`'.
 
 use inlet_core::{
     time,
-    token::Role,
+    token::{Principal, Role},
     webhook::{self, Delivery, Webhook},
 };
 use poem::web::Data;
@@ -46,6 +48,10 @@ pub struct WebhookOut {
     pub events: Vec<String>,
     /// When it was registered.
     pub created_date: String,
+    /// The member who registered it (their user id), when it is a member's: it hears only of
+    /// what that member may read. Absent for an administrator's.
+    #[oai(skip_serializing_if_is_none)]
+    pub owner_id: Option<Uuid>,
 }
 
 /// A webhook just registered, with its signing secret (shown only now).
@@ -121,6 +127,7 @@ impl From<&Webhook> for WebhookOut {
             url: w.url.clone(),
             events: names(w),
             created_date: time::format(&w.created_date),
+            owner_id: w.owner,
         }
     }
 }
@@ -141,15 +148,22 @@ impl From<Delivery> for DeliveryOut {
     }
 }
 
-/// The caller, when an ADMIN.
-fn admin(auth: BasicAuth) -> Result<inlet_core::token::Principal, ApiError> {
-    let BasicAuth(p) = auth;
-    if p.role != Role::Admin {
-        return Err(ApiError::forbidden(
-            "webhooks are managed by a workspace ADMIN",
-        ));
-    }
-    Ok(p)
+/// The member a caller's webhooks belong to: `None` for an ADMIN (every webhook).
+fn owner(principal: &Principal) -> Option<Uuid> {
+    (principal.role != Role::Admin).then_some(principal.user_id)
+}
+
+/// The workspace's webhooks the caller manages: all for an ADMIN, their own for a member.
+async fn managed(state: &AppState, principal: &Principal) -> Result<Vec<Webhook>, ApiError> {
+    let hooks = state.webhooks.list_webhooks(principal.workspace_id).await?;
+    Ok(match owner(principal) {
+        None => hooks,
+        Some(me) => hooks.into_iter().filter(|w| w.owner == Some(me)).collect(),
+    })
+}
+
+fn not_found(id: Uuid) -> ApiError {
+    ApiError::not_found(format!("webhook {id} not found"))
 }
 
 /// A new signing secret: `whsec_` and 64 hex characters (256 bits).
@@ -159,10 +173,12 @@ fn new_signing_secret() -> String {
 
 #[OpenApi(tag = "ApiTags::Webhooks", prefix_path = "/api/v1")]
 impl WebhooksApi {
-    /// Register an endpoint for events (workspace ADMINs, HTTP Basic). Deliveries are POSTs of
+    /// Register an endpoint for events (HTTP Basic). Deliveries are POSTs of
     /// `{"id", "event", "createdDate", "data"}` signed in `Inlet-Signature`; a failed one is
     /// tried again with growing waits (30 s doubling, at most an hour apart) for 24 hours. The
-    /// answer carries the signing `secret`, shown only here. At most 20 per workspace.
+    /// answer carries the signing `secret`, shown only here. At most 20 per workspace. A
+    /// member's webhook (at most 5 each) hears only of records the member may read and of sync
+    /// runs of object types without permissions in use.
     #[oai(path = "/webhooks", method = "post", operation_id = "createWebhook")]
     async fn create(
         &self,
@@ -170,8 +186,13 @@ impl WebhooksApi {
         auth: BasicAuth,
         body: Json<WebhookIn>,
     ) -> Result<Created, ApiError> {
-        let principal = admin(auth)?;
+        let BasicAuth(principal) = auth;
         let events = webhook::check_registration(&body.url, &body.events)?;
+        let owner = owner(&principal);
+        if let Some(me) = owner {
+            let hooks = state.webhooks.list_webhooks(principal.workspace_id).await?;
+            webhook::check_member_quota(&hooks, me)?;
+        }
         let url = reqwest::Url::parse(&body.url)
             .map_err(|e| ApiError::bad_request(format!("url is not a valid URL: {e}")))?;
         crate::webhooks::vetted_addresses(&url, state.settings.webhook_allow_private)
@@ -184,6 +205,7 @@ impl WebhooksApi {
             events,
             secret: new_signing_secret(),
             created_date: time::now(),
+            owner,
         };
         state.webhooks.create_webhook(&hook).await?;
         Ok(Created::Created(Json(CreatedWebhookOut {
@@ -195,19 +217,20 @@ impl WebhooksApi {
         })))
     }
 
-    /// The workspace's webhooks, oldest first (without their secrets).
+    /// The workspace's webhooks, oldest first (without their secrets): every one for an ADMIN,
+    /// a member's own for a member.
     #[oai(path = "/webhooks", method = "get", operation_id = "listWebhooks")]
     async fn list(
         &self,
         state: Data<&AppState>,
         auth: BasicAuth,
     ) -> Result<Json<Vec<WebhookOut>>, ApiError> {
-        let principal = admin(auth)?;
-        let hooks = state.webhooks.list_webhooks(principal.workspace_id).await?;
+        let BasicAuth(principal) = auth;
+        let hooks = managed(&state, &principal).await?;
         Ok(Json(hooks.iter().map(Into::into).collect()))
     }
 
-    /// Delete a webhook and its queued deliveries.
+    /// Delete a webhook and its queued deliveries (a member: one of their own).
     #[oai(
         path = "/webhooks/:webhookId",
         method = "delete",
@@ -219,7 +242,15 @@ impl WebhooksApi {
         auth: BasicAuth,
         #[oai(name = "webhookId")] webhook_id: Path<Uuid>,
     ) -> Result<Deleted, ApiError> {
-        let principal = admin(auth)?;
+        let BasicAuth(principal) = auth;
+        if owner(&principal).is_some()
+            && !managed(&state, &principal)
+                .await?
+                .iter()
+                .any(|w| w.id == webhook_id.0)
+        {
+            return Err(not_found(webhook_id.0));
+        }
         if state
             .webhooks
             .delete_webhook(principal.workspace_id, webhook_id.0)
@@ -227,10 +258,7 @@ impl WebhooksApi {
         {
             Ok(Deleted::Deleted)
         } else {
-            Err(ApiError::not_found(format!(
-                "webhook {} not found",
-                webhook_id.0
-            )))
+            Err(not_found(webhook_id.0))
         }
     }
 
@@ -248,7 +276,7 @@ impl WebhooksApi {
         /// Deliveries to show, 1 to 1,000 (default 100).
         limit: Query<Option<u64>>,
     ) -> Result<Json<Vec<DeliveryOut>>, ApiError> {
-        let principal = admin(auth)?;
+        let BasicAuth(principal) = auth;
         let limit = match limit.0 {
             None => 100,
             Some(n) if (1..=1000).contains(&n) => usize::try_from(n).unwrap_or(1000),
@@ -258,17 +286,12 @@ impl WebhooksApi {
                 )));
             }
         };
-        let known = state
-            .webhooks
-            .list_webhooks(principal.workspace_id)
+        let known = managed(&state, &principal)
             .await?
             .iter()
             .any(|w| w.id == webhook_id.0);
         if !known {
-            return Err(ApiError::not_found(format!(
-                "webhook {} not found",
-                webhook_id.0
-            )));
+            return Err(not_found(webhook_id.0));
         }
         let deliveries = state
             .webhooks

@@ -51,6 +51,7 @@ async fn main() {
                 events: vec![Event::SourceCreated],
                 secret: "whsec_bench".into(),
                 created_date: time::now(),
+                owner: None,
             };
             s.state.webhooks.create_webhook(&hook).await.expect("hook");
             made.push(hook);
