@@ -47,6 +47,9 @@ pub struct Opened {
     pub description: String,
     /// Where the search index lives by default for this database (`None`: in memory).
     pub default_index_dir: Option<PathBuf>,
+    /// The blob store for originals by default for this database ([`crate::blob`]): `memory:`
+    /// with the memory store, a folder beside a SQLite file.
+    pub default_blobs: String,
 }
 
 /// The future `open` returns.

@@ -17,6 +17,8 @@
 //! inventory::submit! {
 //!     ExtractorInfo {
 //!         id: "shout",
+//!         version: 1,
+//!         media_type: "application/octet-stream",
 //!         sniff: |p: &Probe<'_>| if p.bytes.starts_with(b"SHOUT\n") { 90 } else { 0 },
 //!         make: || Box::new(Shout),
 //!     }
@@ -206,6 +208,11 @@ pub trait Extractor: Send + Sync {
 pub struct ExtractorInfo {
     /// Format id, unique across all extractors (e.g. `pdf`, `docx`, `markdown`).
     pub id: &'static str,
+    /// The extractor's version: raise it when its output for some input changes, so records it
+    /// read before are read again from their originals (DESIGN 7b).
+    pub version: u32,
+    /// The format's media type (`application/pdf`), sent with a download of an original.
+    pub media_type: &'static str,
     /// Confidence 0–100 that the probed bytes are this format; 0 means "not mine".
     pub sniff: fn(&Probe<'_>) -> u8,
     /// Builds the extractor.
@@ -778,16 +785,22 @@ mod tests {
     }
     static A: ExtractorInfo = ExtractorInfo {
         id: "a",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: never,
         make: || Box::new(Nop),
     };
     static B: ExtractorInfo = ExtractorInfo {
         id: "b",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: always,
         make: || Box::new(Nop),
     };
     static B2: ExtractorInfo = ExtractorInfo {
         id: "b",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: never,
         make: || Box::new(Nop),
     };

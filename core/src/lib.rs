@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod backend;
+pub mod blob;
 pub mod changes;
 pub mod error;
 pub mod extract;

@@ -47,6 +47,10 @@ pub struct ObjectTypeRef {
 pub struct Extraction {
     /// Detected format id (e.g. `pdf`), if any extractor recognized the bytes.
     pub format: Option<String>,
+    /// The version of that format's extractor that read it (absent when no extractor did, and
+    /// on records read before versions were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
     /// Characters of text kept.
     pub chars: u64,
     /// Whether the text was cut at the output cap.
@@ -102,6 +106,11 @@ pub struct Record {
     /// ([`crate::access`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<Vec<Grantee>>,
+    /// The uploaded file's bytes as kept in the blob store ([`crate::blob`]); `None` for
+    /// STRUCTURED records without a file, records stored before originals were kept, and
+    /// deployments that keep none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<crate::blob::Original>,
 }
 
 impl Record {
@@ -151,6 +160,8 @@ pub struct RecordWrite {
     /// The access list sent with the upload; `None` keeps the record's (a new record follows
     /// its object type's default).
     pub access: Option<Vec<Grantee>>,
+    /// The uploaded file's original, already in the blob store; `None` for none.
+    pub original: Option<crate::blob::Original>,
 }
 
 /// Result of a stored upload.
@@ -343,6 +354,7 @@ mod tests {
             removed,
             extraction: Extraction::default(),
             access: None,
+            original: None,
         }
     }
 

@@ -83,6 +83,11 @@ pub struct Settings {
     /// OCR of images and scanned pages (`--ocr-*`): languages, processes at once, the time
     /// budget and page cap per document.
     pub ocr: inlet_extractors::ocr::Settings,
+    /// How long an original nothing names any more is kept before the sweep removes it
+    /// (`--originals-grace`, 1 hour; [`inlet_core::blob::Sweeper`]).
+    pub originals_grace: Duration,
+    /// How often the blob store is swept (`--blob-sweep-interval`, 10 minutes).
+    pub blob_sweep_interval: Duration,
 }
 
 impl Default for Settings {
@@ -106,9 +111,14 @@ impl Default for Settings {
             webhook_retry_base: Duration::from_secs(30),
             webhook_retention: Duration::from_secs(7 * 24 * 3600),
             ocr: inlet_extractors::ocr::Settings::default(),
+            originals_grace: inlet_core::blob::DEFAULT_GRACE,
+            blob_sweep_interval: DEFAULT_BLOB_SWEEP_INTERVAL,
         }
     }
 }
+
+/// How often the blob store is swept by default: every 10 minutes.
+pub const DEFAULT_BLOB_SWEEP_INTERVAL: Duration = Duration::from_secs(600);
 
 /// The change feed's default retention: 7 days.
 pub const DEFAULT_CHANGE_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);

@@ -97,6 +97,7 @@ pub async fn extract(
     Extracted {
         extraction: Extraction {
             format: outcome.format.map(Into::into),
+            version: outcome.version,
             chars: text.chars().count() as u64,
             truncated: outcome.truncated,
             failure: outcome.failure,

@@ -11,6 +11,7 @@ pub mod fair;
 pub mod indexer;
 pub mod input;
 pub mod ops;
+pub mod originals;
 pub mod problem;
 pub mod routes;
 pub mod rules;
@@ -194,6 +195,7 @@ pub async fn serve(
     };
     state.start_indexing();
     webhooks::start(&state);
+    originals::start_sweeping(&state);
     let limits = conn::Limits::from(state.settings.as_ref());
     // Boxed: the middleware stack's type is too deep for the connection future's layout.
     conn::serve(acceptor, app(state).boxed(), limits, shutdown).await

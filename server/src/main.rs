@@ -151,6 +151,22 @@ struct ServeArgs {
     /// entry gets 410 and starts again with a snapshot.
     #[arg(long, env = "INLET_CHANGE_RETENTION", value_name = "DURATION", default_value = "7d", value_parser = config::parse_retention)]
     change_retention: std::time::Duration,
+    /// Where uploaded files' originals are kept: `file://DIR`, `memory:` or `s3://BUCKET/PREFIX`
+    /// (S3-compatible storage, configured by the `AWS_*` variables). Default: a folder beside
+    /// the SQLite file (`inlet-blobs` for `inlet.db`), `memory:` with the memory store,
+    /// `inlet-blobs` in the working folder with PostgreSQL (replicas share an `s3://` store).
+    #[arg(long, env = "INLET_BLOB_STORE", value_name = "URL")]
+    blob_store: Option<String>,
+    /// Keep every uploaded file's original (for downloads and re-extraction); `false` keeps
+    /// none, and downloads and re-extraction answer that originals are not kept.
+    #[arg(long, env = "INLET_KEEP_ORIGINALS", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    keep_originals: bool,
+    /// How long an original no record names is kept before the sweep removes it: `1h`, `30m`.
+    #[arg(long, env = "INLET_ORIGINALS_GRACE", value_name = "DURATION", default_value = "1h", value_parser = config::parse_retention)]
+    originals_grace: std::time::Duration,
+    /// How often the blob store is swept for originals no record names.
+    #[arg(long, env = "INLET_BLOB_SWEEP_INTERVAL", value_name = "DURATION", default_value = "10m", value_parser = config::parse_retention)]
+    blob_sweep_interval: std::time::Duration,
     /// Let webhook deliveries go to loopback and private-range addresses (refused otherwise,
     /// checked on the resolved address at each delivery).
     #[arg(long, env = "INLET_WEBHOOK_ALLOW_PRIVATE")]
@@ -389,6 +405,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         trusted_proxies: args.trusted_proxy.clone(),
         complete_max_removal: args.complete_max_removal,
         change_retention: args.change_retention,
+        originals_grace: args.originals_grace,
+        blob_sweep_interval: args.blob_sweep_interval,
         webhook_allow_private: args.webhook_allow_private,
         webhook_retry_base: args.webhook_retry_base,
         webhook_retention: args.webhook_retention,
@@ -424,6 +442,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
              tesseract-ocr to turn it on)"
         ),
     }
+    let default_blobs = opened.default_blobs;
     let index_dir = args.index_dir.clone().or(opened.default_index_dir);
     let opened =
         inlet_server::indexer::open_index(index_dir.as_deref()).with_context(
@@ -439,7 +458,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (Some(dir), None) => tracing::info!(dir = %dir.display(), "search index opened"),
         (None, _) => tracing::info!("search index in memory (built from the store at start)"),
     }
-    let state = AppState::new(stores, settings).with_index(opened.index);
+    let blobs = if args.keep_originals {
+        let url = args.blob_store.clone().unwrap_or(default_blobs);
+        let blobs = inlet_core::blob::open(&url)
+            .await
+            .with_context(|| format!("opening the blob store {url}"))?;
+        tracing::info!(store = %url, "originals are kept");
+        Some(blobs)
+    } else {
+        tracing::info!("originals are not kept (--keep-originals=false)");
+        None
+    };
+    let state = AppState::new(stores, settings)
+        .with_index(opened.index)
+        .with_blobs(blobs);
     let acceptor = TcpListener::bind(args.bind.as_str())
         .into_acceptor()
         .await

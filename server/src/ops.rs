@@ -122,6 +122,18 @@ pub struct Metrics {
     records_removed: Family<RemovalLabels, Counter>,
     webhook_attempts: Family<WebhookLabels, Counter>,
     index: IndexGauges,
+    originals: OriginalGauges,
+}
+
+/// The blob store of originals: written since start, and what the last sweep found.
+#[derive(Default)]
+struct OriginalGauges {
+    written: Counter,
+    written_bytes: Counter,
+    blobs: Gauge,
+    bytes: Gauge,
+    waiting: Gauge,
+    swept: Counter,
 }
 
 /// The search index's state, set at each scrape.
@@ -215,6 +227,41 @@ impl Default for Metrics {
         ] {
             registry.register(name, help, gauge.clone());
         }
+        let originals = OriginalGauges::default();
+        registry.register(
+            "originals_written",
+            "Originals written to the blob store (one per stored upload)",
+            originals.written.clone(),
+        );
+        registry.register(
+            "originals_written_bytes",
+            "Bytes of originals written to the blob store",
+            originals.written_bytes.clone(),
+        );
+        registry.register(
+            "originals_swept",
+            "Originals the sweep removed (no live record named them for the grace period)",
+            originals.swept.clone(),
+        );
+        for (name, help, gauge) in [
+            (
+                "originals_blobs",
+                "Blobs in the store of originals at the last sweep",
+                &originals.blobs,
+            ),
+            (
+                "originals_bytes",
+                "Bytes in the store of originals at the last sweep",
+                &originals.bytes,
+            ),
+            (
+                "originals_unreferenced",
+                "Blobs no live record names, waiting out their grace at the last sweep",
+                &originals.waiting,
+            ),
+        ] {
+            registry.register(name, help, gauge.clone());
+        }
         Self {
             registry,
             requests,
@@ -224,6 +271,7 @@ impl Default for Metrics {
             records_removed,
             webhook_attempts,
             index,
+            originals,
         }
     }
 }
@@ -266,6 +314,22 @@ impl Metrics {
             })
             .inc();
         self.removed("sync", removed);
+    }
+
+    /// Counts an original written to the blob store.
+    pub fn original_kept(&self, bytes: u64) {
+        self.originals.written.inc();
+        self.originals.written_bytes.inc_by(bytes);
+    }
+
+    /// Records what a sweep of the blob store found and removed.
+    pub fn blobs_swept(&self, report: &inlet_core::blob::SweepReport) {
+        let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let kept = report.blobs.saturating_sub(report.removed);
+        self.originals.blobs.set(gauge(kept));
+        self.originals.bytes.set(gauge(report.bytes));
+        self.originals.waiting.set(gauge(report.waiting));
+        self.originals.swept.inc_by(report.removed);
     }
 
     /// Counts a webhook delivery attempt.
@@ -503,11 +567,36 @@ pub async fn readyz(state: Data<&AppState>) -> Response {
         "rebuilt": state.indexer.rebuild_progress(),
     });
     let ocr = ocr_detail();
+    // The store of originals: uploads fail while it is unreachable, so the replica is not ready.
+    let originals = match &state.blobs {
+        None => "off",
+        Some(blobs) => match blobs.check().await {
+            Ok(()) => "ok",
+            Err(e) => {
+                tracing::warn!(error = %e, "readiness check of the blob store failed");
+                "unavailable"
+            }
+        },
+    };
     match state.records.ping().await {
+        Ok(()) if originals == "unavailable" => {
+            let mut response = Json(serde_json::json!({
+                "status": "unavailable",
+                "database": "ok",
+                "originals": originals,
+                "index": index,
+                "ocr": ocr,
+                "detail": "the store of original files is unavailable",
+            }))
+            .into_response();
+            response.set_status(StatusCode::SERVICE_UNAVAILABLE);
+            response
+        }
         Ok(()) if indexing && !state.settings.serve_while_indexing => {
             let mut response = Json(serde_json::json!({
                 "status": "indexing",
                 "database": "ok",
+                "originals": originals,
                 "index": index,
                 "ocr": ocr,
                 "detail": "the search index is being built from the database",
@@ -519,6 +608,7 @@ pub async fn readyz(state: Data<&AppState>) -> Response {
         Ok(()) => Json(serde_json::json!({
             "status": "ok",
             "database": "ok",
+            "originals": originals,
             "index": index,
             "ocr": ocr,
             "ms": started.elapsed().as_millis() as u64,

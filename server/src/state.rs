@@ -38,6 +38,9 @@ pub struct AppState {
     pub feed_key: Arc<tokio::sync::OnceCell<crate::cursors::CursorKey>>,
     /// What each caller may read, briefly kept ([`crate::viewers`]).
     pub viewers: Arc<crate::viewers::Viewers>,
+    /// Where uploaded files' originals are kept; `None` when they are not
+    /// (`--keep-originals=false`).
+    pub blobs: Option<Arc<dyn inlet_core::blob::BlobStore>>,
 }
 
 /// Long polls open per user, each counted while its [`Waiting`] lives.
@@ -108,7 +111,14 @@ impl AppState {
             feed_waits: Arc::default(),
             feed_key: Arc::default(),
             viewers: Arc::default(),
+            blobs: None,
         }
+    }
+
+    /// The same state keeping originals in `blobs` (`None`: keeping none).
+    pub fn with_blobs(mut self, blobs: Option<Arc<dyn inlet_core::blob::BlobStore>>) -> Self {
+        self.blobs = blobs;
+        self
     }
 
     /// The same state searched through `index`.

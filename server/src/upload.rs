@@ -102,6 +102,20 @@ impl SpooledFile {
         Ok(buf)
     }
 
+    /// Reads the whole file into memory on a blocking thread, leaving the file as it was.
+    pub async fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let file = self.file.try_clone()?;
+        let len = usize::try_from(self.len).map_err(std::io::Error::other)?;
+        tokio::task::spawn_blocking(move || {
+            let mut buf = vec![0; len];
+            file.read_exact_at(&mut buf, 0)?;
+            Ok(buf)
+        })
+        .await
+        .map_err(std::io::Error::other)?
+    }
+
     /// Reads the whole file into memory (on a blocking thread).
     pub fn read_all(mut self) -> std::io::Result<Vec<u8>> {
         self.file.seek(SeekFrom::Start(0))?;

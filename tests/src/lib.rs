@@ -51,10 +51,24 @@ impl TestServer {
         .await
     }
 
-    /// Starts a server over the stores `database` names, its search index in memory (an
-    /// in-process server is never stopped: restarts are tested on the real process, see
-    /// [`process`]).
+    /// Starts a server over the stores `database` names, its search index and originals in
+    /// memory (an in-process server is never stopped: restarts are tested on the real process,
+    /// see [`process`]).
     pub async fn start_on(database: &str, settings: Settings) -> Self {
+        Self::start_keeping(database, settings, Some("memory:")).await
+    }
+
+    /// [`TestServer::start_on`] keeping originals in the blob store `blobs` names (`None`:
+    /// keeping none, as `--keep-originals=false`).
+    pub async fn start_keeping(database: &str, settings: Settings, blobs: Option<&str>) -> Self {
+        let blobs = match blobs {
+            Some(url) => Some(
+                inlet_core::blob::open(url)
+                    .await
+                    .expect("open the blob store"),
+            ),
+            None => None,
+        };
         let stores = open_stores(database).await.expect("open stores");
         auth::bootstrap(
             &stores.tokens,
@@ -67,7 +81,9 @@ impl TestServer {
         .await
         .expect("bootstrap");
         let index = inlet_server::indexer::open_index(None).expect("open the search index");
-        let state = AppState::new(stores, settings).with_index(index.index);
+        let state = AppState::new(stores, settings)
+            .with_index(index.index)
+            .with_blobs(blobs);
         let acceptor = TcpListener::bind("127.0.0.1:0")
             .into_acceptor()
             .await
@@ -379,6 +395,7 @@ pub async fn bulk_records(
     };
     let extraction = serde_json::to_string(&inlet_core::record::Extraction {
         format: Some("text".into()),
+        version: None,
         chars: 0,
         truncated: false,
         failure: None,

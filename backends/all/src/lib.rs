@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 // Without these lines the linker drops the backends' `inventory` registrations.
+use inlet_blobs as _;
 use inlet_store_memory as _;
 use inlet_store_seaorm as _;
 

@@ -57,6 +57,7 @@ impl Records for MemoryStore {
             access: write
                 .access
                 .or_else(|| existing.and_then(|r| r.access.clone())),
+            original: write.original,
         };
         records.insert(write.key.external_id.clone(), record.clone());
         st.log.record(&record);
@@ -225,5 +226,31 @@ impl Records for MemoryStore {
                 r
             })
             .collect())
+    }
+
+    async fn live_originals(
+        &self,
+        workspace_id: inlet_core::WorkspaceId,
+        sha256s: &[String],
+    ) -> Result<Vec<String>> {
+        let wanted: std::collections::HashSet<&str> = sha256s.iter().map(String::as_str).collect();
+        let st = self.state.lock();
+        let mut found = std::collections::BTreeSet::new();
+        for source in st.sources.iter().filter(|s| s.workspace_id == workspace_id) {
+            for ot in &source.object_types {
+                let Some(records) = st.records.get(&ot.id) else {
+                    continue;
+                };
+                found.extend(
+                    records
+                        .values()
+                        .filter(|r| !r.removed)
+                        .filter_map(|r| r.original.as_ref())
+                        .filter(|o| wanted.contains(o.sha256.as_str()))
+                        .map(|o| o.sha256.clone()),
+                );
+            }
+        }
+        Ok(found.into_iter().collect())
     }
 }

@@ -32,6 +32,7 @@ fn open(url: &str) -> OpenFuture {
             stores: Stores::of(Arc::new(MemoryStore::new())),
             description: "in-memory store (nothing is kept after exit)".into(),
             default_index_dir: None,
+            default_blobs: "memory:".into(),
         })
     })
 }

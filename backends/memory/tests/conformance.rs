@@ -2,6 +2,9 @@
 
 use std::sync::Arc;
 
+// The sweep's case keeps its blobs in a `memory:` blob store.
+use inlet_blobs as _;
+
 use inlet_search_tantivy::TantivyIndex;
 use inlet_store_memory::MemoryStore;
 

@@ -30,6 +30,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0015DeploymentKeys),
             Box::new(M0016Access),
             Box::new(M0017WebhookOwners),
+            Box::new(M0018Originals),
         ]
     }
 }
@@ -775,6 +776,33 @@ impl MigrationTrait for M0017WebhookOwners {
             .get_connection()
             .execute_unprepared("ALTER TABLE webhooks ADD COLUMN owner_id TEXT")
             .await?;
+        Ok(())
+    }
+}
+
+/// The original a record names in the blob store (`original_sha256`, `original_size`; NULL for
+/// records stored before originals were kept), indexed for the sweep's look-ups.
+struct M0018Originals;
+
+impl sea_orm_migration::MigrationName for M0018Originals {
+    fn name(&self) -> &str {
+        "m0018_originals"
+    }
+}
+
+const M0018_UP: &[&str] = &[
+    "ALTER TABLE records ADD COLUMN original_sha256 TEXT",
+    "ALTER TABLE records ADD COLUMN original_size BIGINT",
+    "CREATE INDEX records_original ON records (original_sha256)",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0018Originals {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for sql in M0018_UP {
+            db.execute_unprepared(sql).await?;
+        }
         Ok(())
     }
 }

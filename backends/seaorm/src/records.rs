@@ -19,7 +19,7 @@ use inlet_core::{
 use sea_orm::{ConnectionTrait, QueryResult, Value};
 use uuid::Uuid;
 
-use crate::{SeaOrmStore, db_error, exec, get, json_error, one};
+use crate::{SeaOrmStore, all, db_error, exec, get, json_error, one};
 
 /// The object type's row: its name, current and open sync, checked against the scope.
 pub(crate) struct ObjectTypeState {
@@ -52,7 +52,8 @@ macro_rules! record_columns {
             ", r.tags, r.external_checksum, r.created_date, r.modified_date, r.modified_by, ",
             "r.sync_number, ",
             $removed,
-            ", r.extraction, r.access, o.name AS ot_name, o.current_sync AS ot_current_sync"
+            ", r.extraction, r.access, r.original_sha256, r.original_size, ",
+            "o.name AS ot_name, o.current_sync AS ot_current_sync"
         )
     };
 }
@@ -93,6 +94,16 @@ pub(crate) fn record_from_row(row: &QueryResult) -> Result<Record> {
             .map(|a| serde_json::from_str(&a))
             .transpose()
             .map_err(json_error)?,
+        original: match (
+            get::<Option<String>>(row, "original_sha256")?,
+            get::<Option<i64>>(row, "original_size")?,
+        ) {
+            (Some(sha256), Some(size)) => Some(inlet_core::blob::Original {
+                sha256,
+                size: u64::try_from(size).unwrap_or_default(),
+            }),
+            _ => None,
+        },
     })
 }
 
@@ -355,6 +366,12 @@ impl Records for SeaOrmStore {
                 .transpose()
                 .map_err(json_error)?
                 .into(),
+            write.original.as_ref().map(|o| o.sha256.clone()).into(),
+            write
+                .original
+                .as_ref()
+                .map(|o| i64::try_from(o.size).unwrap_or(i64::MAX))
+                .into(),
         ];
         // One statement creates version 1 or bumps the version atomically.
         let row = one(
@@ -362,9 +379,10 @@ impl Records for SeaOrmStore {
             self.stmt(
                 "INSERT INTO records (id, object_type_id, external_id, source_id, version, title, url, \
                      content, tags, external_checksum, created_date, modified_date, modified_by, \
-                     sync_number, removed, extraction, file_name, access) \
+                     sync_number, removed, extraction, file_name, access, original_sha256, \
+                     original_size) \
                  VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $10, $10, $11, $12, FALSE, $13, $16, \
-                     $17) \
+                     $17, $18, $19) \
                  ON CONFLICT (object_type_id, external_id) DO UPDATE SET \
                      version = records.version + 1, title = excluded.title, url = excluded.url, \
                      file_name = excluded.file_name, \
@@ -375,7 +393,9 @@ impl Records for SeaOrmStore {
                          OR records.sync_number < $15 THEN $12 ELSE records.sync_number END), \
                      removed = FALSE, \
                      extraction = excluded.extraction, \
-                     access = COALESCE(excluded.access, records.access) \
+                     access = COALESCE(excluded.access, records.access), \
+                     original_sha256 = excluded.original_sha256, \
+                     original_size = excluded.original_size \
                  RETURNING id, version",
                 values,
             ),
@@ -558,5 +578,40 @@ impl Records for SeaOrmStore {
 
     async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>> {
         self.list_page(scope, query).await
+    }
+
+    async fn live_originals(
+        &self,
+        workspace_id: inlet_core::WorkspaceId,
+        sha256s: &[String],
+    ) -> Result<Vec<String>> {
+        if sha256s.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut values: Vec<Value> = vec![workspace_id.to_string().into()];
+        let marks: Vec<String> = sha256s
+            .iter()
+            .map(|s| {
+                values.push(s.clone().into());
+                format!("${}", values.len())
+            })
+            .collect();
+        let rows = all(
+            &self.db,
+            self.stmt(
+                &format!(
+                    "SELECT DISTINCT r.original_sha256 FROM records r \
+                     JOIN object_types o ON o.id = r.object_type_id \
+                     WHERE r.original_sha256 IN ({}) AND o.workspace_id = $1 \
+                     AND NOT r.removed AND r.sync_number >= o.complete_floor",
+                    marks.join(", ")
+                ),
+                values,
+            ),
+        )
+        .await?;
+        rows.iter()
+            .map(|r| get::<String>(r, "original_sha256"))
+            .collect()
     }
 }

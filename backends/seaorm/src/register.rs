@@ -38,6 +38,7 @@ fn open(url: &str) -> OpenFuture {
             stores: Stores::of(Arc::new(store)),
             description: format!("{} migrations applied", Migrator::migrations().len()),
             default_index_dir: Some(default_index_dir(&url)),
+            default_blobs: format!("file://{}", default_blob_dir(&url).display()),
         })
     })
 }
@@ -86,12 +87,23 @@ fn create_private_file(database_url: &str) {
 /// The default index directory: `<name>-index/` beside a SQLite file (`inlet.db` →
 /// `inlet-index/`), `inlet-index/` in the working directory for PostgreSQL.
 pub fn default_index_dir(database_url: &str) -> PathBuf {
+    beside(database_url, "index")
+}
+
+/// Where originals are kept by default: `<stem>-blobs` beside a SQLite file (`inlet-blobs`
+/// for `inlet.db`), else `inlet-blobs` in the working folder (replicas set `--blob-store`).
+pub fn default_blob_dir(database_url: &str) -> PathBuf {
+    beside(database_url, "blobs")
+}
+
+/// `<stem>-<what>` beside a SQLite file, else `inlet-<what>` in the working folder.
+fn beside(database_url: &str, what: &str) -> PathBuf {
     if let Some(path) = sqlite_file(database_url) {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("inlet");
         let parent = path.parent().unwrap_or(Path::new(""));
-        return parent.join(format!("{stem}-index"));
+        return parent.join(format!("{stem}-{what}"));
     }
-    PathBuf::from("inlet-index")
+    PathBuf::from(format!("inlet-{what}"))
 }
 
 #[cfg(test)]

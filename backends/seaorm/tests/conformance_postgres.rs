@@ -6,6 +6,9 @@
 
 use std::sync::Arc;
 
+// The sweep's case keeps its blobs in a `memory:` blob store.
+use inlet_blobs as _;
+
 use inlet_store_seaorm::SeaOrmStore;
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 

@@ -246,6 +246,7 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
     .unwrap();
     let extraction = serde_json::to_string(&Extraction {
         format: Some("text".into()),
+        version: None,
         chars: 20,
         truncated: false,
         failure: None,
@@ -330,7 +331,11 @@ async fn upgrade(url: &str, at: u32, aged: Aged) {
         },
         external_id: "a".into(),
     };
-    assert_eq!(store.get_record(&key).await.unwrap().access, None);
+    let old = store.get_record(&key).await.unwrap();
+    assert_eq!(old.access, None);
+    // ... and have no original (m0018) nor extractor version: read once, before either was kept.
+    assert_eq!(old.original, None);
+    assert_eq!(old.extraction.version, None);
     let stored = store.get_source(ws, source.id).await.unwrap();
     assert_eq!(
         stored.object_types[0].default_access,

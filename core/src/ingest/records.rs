@@ -110,6 +110,28 @@ pub async fn hidden(
         .collect())
 }
 
+/// The live record `external_id` with its original, for a download: a removed record, or one
+/// `viewer` may not read, answers as a record that does not exist; one without an original
+/// (stored before originals were kept, or a STRUCTURED record without a file) says so.
+pub async fn original(
+    store: &dyn RecordStore,
+    scope: Scope,
+    external_id: &str,
+    viewer: &Viewer,
+) -> Result<(Record, crate::blob::Original)> {
+    let record = metadata(store, scope, external_id, viewer).await?;
+    if record.removed {
+        return Err(not_found(external_id));
+    }
+    match record.original.clone() {
+        Some(original) => Ok((record, original)),
+        None => Err(Error::not_found(format!(
+            "record '{external_id}' has no original file: it holds no file, or was stored \
+             before originals were kept (upload it again to keep one)"
+        ))),
+    }
+}
+
 /// The refusal of a write to a record the writer may not read: a touch's or delete's answer
 /// for a record that does not exist.
 pub fn hidden_record(external_id: &str) -> Error {

@@ -63,6 +63,8 @@ pub struct Content {
     pub content: String,
     /// How extraction went.
     pub extraction: Extraction,
+    /// The uploaded file's original, written to the blob store before the record commits.
+    pub original: Option<crate::blob::Original>,
 }
 
 /// What [`store`] did.
@@ -219,6 +221,7 @@ where
             extraction: content.extraction,
             modified_by: write.modified_by,
             access: write.access,
+            original: content.original,
         })
         .await?;
     Ok(Stored::Written(outcome))
@@ -243,5 +246,6 @@ pub fn structured_content(
             ..extraction.unwrap_or_default()
         },
         content: built.content,
+        original: None,
     })
 }

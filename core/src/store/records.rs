@@ -80,4 +80,11 @@ pub trait Records: Send + Sync + 'static {
     /// A page of an object type's records in externalId byte order, without their content
     /// (empty).
     async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>>;
+    /// Which of `sha256s` a live record of the workspace names as its original
+    /// ([`crate::blob::Sweeper`]), each once, in no set order.
+    async fn live_originals(
+        &self,
+        workspace_id: crate::WorkspaceId,
+        sha256s: &[String],
+    ) -> Result<Vec<String>>;
 }

@@ -20,6 +20,7 @@ use crate::{
 mod access;
 mod accounts;
 mod batch;
+mod blobs;
 mod changes;
 mod folders;
 mod ingest;
@@ -35,6 +36,7 @@ mod webhooks;
 pub use access::*;
 pub use accounts::*;
 pub use batch::*;
+pub use blobs::*;
 pub use changes::*;
 pub use folders::*;
 pub use ingest::*;
@@ -129,6 +131,7 @@ pub fn write(
         external_checksum: checksum.map(Into::into),
         extraction: Extraction {
             format: Some("text".into()),
+            version: None,
             chars: 10,
             truncated: false,
             failure: None,
@@ -136,6 +139,7 @@ pub fn write(
         },
         modified_by: "tester@example.test".into(),
         access: None,
+        original: None,
     }
 }
 
@@ -208,6 +212,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);
         $crate::conformance_tests!(@case $make, $cleanup, access_lists_roundtrip_and_are_logged, ref);
         $crate::conformance_tests!(@case $make, $cleanup, groups_mirror_and_expand, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, originals_are_swept_once_nothing_names_them, ref);
         $crate::conformance_tests!(@case $make, $cleanup, identities_roundtrip, ref);
         $crate::conformance_tests!(@case $make, $cleanup, deployment_keys_are_stored_once, ref);
         $crate::conformance_tests!(@case $make, $cleanup, passwords_are_reset_by_user, ref);

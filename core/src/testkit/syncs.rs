@@ -216,6 +216,7 @@ pub async fn sync_counters_count_writes(store: &dyn RecordStore) {
     failed.content.clear();
     failed.extraction = Extraction {
         format: None,
+        version: None,
         chars: 0,
         truncated: false,
         failure: Some("unrecognized format".into()),

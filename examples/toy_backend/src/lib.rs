@@ -44,6 +44,7 @@ fn open(url: &str) -> OpenFuture {
             stores: Stores::of(store),
             description: format!("toy store '{name}' (in memory, shared in this process)"),
             default_index_dir: None,
+            default_blobs: "memory:".into(),
         })
     })
 }

@@ -44,6 +44,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "toy",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff,
         make: || Box::new(Toy),
     }

@@ -188,6 +188,8 @@ fn ole_entries(bytes: &[u8]) -> Vec<String> {
 pub struct Outcome {
     /// The detected format id, if any extractor recognised the bytes.
     pub format: Option<&'static str>,
+    /// The version of that format's extractor.
+    pub version: Option<u32>,
     /// The extracted text (empty on failure, except what a malformed file yielded before the
     /// damage).
     pub text: String,
@@ -204,6 +206,7 @@ impl Outcome {
     fn failed(format: Option<&'static str>, reason: impl Into<String>) -> Self {
         Self {
             format,
+            version: None,
             text: String::new(),
             truncated: false,
             failure: Some(reason.into()),
@@ -308,18 +311,23 @@ fn run(
         }
         Outcome {
             format,
+            version: None,
             truncated,
             text,
             failure,
             metadata,
         }
     };
-    match result {
+    let outcome = match result {
         Ok(Ok(()) | Err(ExtractError::Full)) => kept(sink, None),
         // A damaged file yields what could be read before the damage.
         Ok(Err(e @ ExtractError::Malformed(_))) => kept(sink, Some(e.to_string())),
         Ok(Err(e)) => Outcome::failed(format, e.to_string()),
         Err(panic) => Outcome::failed(format, format!("panic: {}", message(&*panic))),
+    };
+    Outcome {
+        version: Some(info.version),
+        ..outcome
     }
 }
 

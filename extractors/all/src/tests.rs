@@ -226,16 +226,22 @@ fn without_ocr_images_are_unrecognized_and_other_files_read_the_same() {
 fn duplicate_ids_are_an_error() {
     static A: ExtractorInfo = ExtractorInfo {
         id: "dup",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: |_| 10,
         make: || Box::new(Fails(None)),
     };
     static B: ExtractorInfo = ExtractorInfo {
         id: "dup",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: |_| 20,
         make: || Box::new(Fails(None)),
     };
     static C: ExtractorInfo = ExtractorInfo {
         id: "other",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: |_| 5,
         make: || Box::new(Fails(None)),
     };
@@ -388,11 +394,15 @@ impl Extractor for Fails {
 fn panics_and_hard_failures_discard_the_text() {
     static PANICS: ExtractorInfo = ExtractorInfo {
         id: "panics",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: |_| 1,
         make: || Box::new(Fails(None)),
     };
     static LIMIT: ExtractorInfo = ExtractorInfo {
         id: "limit",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: |_| 1,
         make: || {
             Box::new(Fails(Some(|| {
@@ -402,6 +412,8 @@ fn panics_and_hard_failures_discard_the_text() {
     };
     static MALFORMED: ExtractorInfo = ExtractorInfo {
         id: "malformed",
+        version: 1,
+        media_type: "application/octet-stream",
         sniff: |_| 1,
         make: || Box::new(Fails(Some(|| ExtractError::Malformed("cut short".into())))),
     };

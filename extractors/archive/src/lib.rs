@@ -88,15 +88,15 @@ fn checksum_matches(block: &[u8]) -> bool {
 }
 
 inventory::submit! {
-    ExtractorInfo { id: "zip", sniff: sniff_zip, make: || Box::new(Zip) }
+    ExtractorInfo { id: "zip", version: 1, media_type: "application/zip", sniff: sniff_zip, make: || Box::new(Zip) }
 }
 
 inventory::submit! {
-    ExtractorInfo { id: "tar", sniff: sniff_tar, make: || Box::new(Tar) }
+    ExtractorInfo { id: "tar", version: 1, media_type: "application/x-tar", sniff: sniff_tar, make: || Box::new(Tar) }
 }
 
 inventory::submit! {
-    ExtractorInfo { id: "gzip", sniff: sniff_gzip, make: || Box::new(Gzip) }
+    ExtractorInfo { id: "gzip", version: 1, media_type: "application/gzip", sniff: sniff_gzip, make: || Box::new(Gzip) }
 }
 
 /// ZIP archives.

@@ -96,6 +96,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "doc",
+        version: 1,
+        media_type: "application/msword",
         sniff,
         make: || Box::new(Doc),
     }

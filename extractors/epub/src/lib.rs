@@ -296,6 +296,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "epub",
+        version: 1,
+        media_type: "application/epub+zip",
         sniff,
         make: || Box::new(Epub),
     }

@@ -200,6 +200,8 @@ impl Extractor for Mail {
 inventory::submit! {
     ExtractorInfo {
         id: "eml",
+        version: 1,
+        media_type: "message/rfc822",
         sniff,
         make: || Box::new(Mail),
     }

@@ -482,6 +482,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "msg",
+        version: 1,
+        media_type: "application/vnd.ms-outlook",
         sniff,
         make: || Box::new(Msg),
     }

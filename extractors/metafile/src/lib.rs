@@ -43,9 +43,9 @@ fn sniff_wmf(probe: &Probe<'_>) -> u8 {
 }
 
 inventory::submit! {
-    ExtractorInfo { id: "emf", sniff: sniff_emf, make: || Box::new(Metafile) }
+    ExtractorInfo { id: "emf", version: 1, media_type: "image/emf", sniff: sniff_emf, make: || Box::new(Metafile) }
 }
 
 inventory::submit! {
-    ExtractorInfo { id: "wmf", sniff: sniff_wmf, make: || Box::new(Metafile) }
+    ExtractorInfo { id: "wmf", version: 1, media_type: "image/wmf", sniff: sniff_wmf, make: || Box::new(Metafile) }
 }

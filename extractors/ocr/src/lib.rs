@@ -279,7 +279,7 @@ fn score(probe: &Probe<'_>, id: &str) -> u8 {
 macro_rules! image_format {
     ($id:literal) => {
         inventory::submit! {
-            ExtractorInfo { id: $id, sniff: |p| score(p, $id), make: || Box::new(Ocr) }
+            ExtractorInfo { id: $id, version: 1, media_type: concat!("image/", $id), sniff: |p| score(p, $id), make: || Box::new(Ocr) }
         }
     };
 }

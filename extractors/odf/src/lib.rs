@@ -246,11 +246,11 @@ fn score(probe: &Probe<'_>, media: &str) -> u8 {
 }
 
 inventory::submit! {
-    ExtractorInfo { id: FLAVOURS[0].0, sniff: |p| score(p, FLAVOURS[0].1), make: || Box::new(Odf) }
+    ExtractorInfo { id: FLAVOURS[0].0, version: 1, media_type: FLAVOURS[0].1, sniff: |p| score(p, FLAVOURS[0].1), make: || Box::new(Odf) }
 }
 inventory::submit! {
-    ExtractorInfo { id: FLAVOURS[1].0, sniff: |p| score(p, FLAVOURS[1].1), make: || Box::new(Odf) }
+    ExtractorInfo { id: FLAVOURS[1].0, version: 1, media_type: FLAVOURS[1].1, sniff: |p| score(p, FLAVOURS[1].1), make: || Box::new(Odf) }
 }
 inventory::submit! {
-    ExtractorInfo { id: FLAVOURS[2].0, sniff: |p| score(p, FLAVOURS[2].1), make: || Box::new(Odf) }
+    ExtractorInfo { id: FLAVOURS[2].0, version: 1, media_type: FLAVOURS[2].1, sniff: |p| score(p, FLAVOURS[2].1), make: || Box::new(Odf) }
 }

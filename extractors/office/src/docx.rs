@@ -156,6 +156,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "docx",
+        version: 1,
+        media_type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         sniff,
         make: || Box::new(Docx),
     }

@@ -192,6 +192,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "pptx",
+        version: 1,
+        media_type: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         sniff,
         make: || Box::new(Pptx),
     }

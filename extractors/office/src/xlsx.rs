@@ -159,6 +159,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "xlsx",
+        version: 1,
+        media_type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         sniff,
         make: || Box::new(XlsxExtractor),
     }

@@ -60,6 +60,8 @@ impl Extractor for PdfExtractor {
 inventory::submit! {
     ExtractorInfo {
         id: "pdf",
+        version: 1,
+        media_type: "application/pdf",
         sniff,
         make: || Box::new(PdfExtractor),
     }

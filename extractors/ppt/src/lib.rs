@@ -176,6 +176,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "ppt",
+        version: 1,
+        media_type: "application/vnd.ms-powerpoint",
         sniff,
         make: || Box::new(Ppt),
     }

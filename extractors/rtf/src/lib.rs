@@ -38,6 +38,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "rtf",
+        version: 1,
+        media_type: "application/rtf",
         sniff,
         make: || Box::new(Rtf),
     }

@@ -126,6 +126,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "csv",
+        version: 1,
+        media_type: "text/csv",
         sniff,
         make: || Box::new(Csv),
     }

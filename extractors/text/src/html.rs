@@ -380,6 +380,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "html",
+        version: 1,
+        media_type: "text/html",
         sniff,
         make: || Box::new(Html),
     }

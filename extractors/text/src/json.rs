@@ -136,6 +136,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "json",
+        version: 1,
+        media_type: "application/json",
         sniff,
         make: || Box::new(Json),
     }

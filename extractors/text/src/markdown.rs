@@ -304,6 +304,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "markdown",
+        version: 1,
+        media_type: "text/markdown",
         sniff,
         make: || Box::new(Markdown),
     }

@@ -28,6 +28,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "text",
+        version: 1,
+        media_type: "text/plain",
         sniff,
         make: || Box::new(Plain),
     }

@@ -149,6 +149,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "xml",
+        version: 1,
+        media_type: "application/xml",
         sniff,
         make: || Box::new(Xml),
     }

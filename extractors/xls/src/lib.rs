@@ -211,6 +211,8 @@ fn sniff(probe: &Probe<'_>) -> u8 {
 inventory::submit! {
     ExtractorInfo {
         id: "xls",
+        version: 1,
+        media_type: "application/vnd.ms-excel",
         sniff,
         make: || Box::new(XlsExtractor),
     }

@@ -660,6 +660,7 @@ impl From<&Extraction> for ExtractionOut {
     fn from(e: &Extraction) -> Self {
         Self {
             format: e.format.clone(),
+            extractor_version: e.version,
             characters: e.chars,
             truncated: e.truncated,
             failure: e.failure.clone(),
@@ -719,6 +720,11 @@ pub struct ExtractionOut {
     /// Detected format id (e.g. `pdf`, `markdown`); absent when none was recognized.
     #[oai(skip_serializing_if_is_none)]
     pub format: Option<String>,
+    /// The version of the `format`'s extractor that read the file; a newer one reads it again
+    /// from its original. Absent when no extractor recognized it, and for records read before
+    /// versions were kept.
+    #[oai(skip_serializing_if_is_none)]
+    pub extractor_version: Option<u32>,
     /// Characters of text kept.
     pub characters: u64,
     /// Whether the text was cut at the 1,000,000-character cap.

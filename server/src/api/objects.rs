@@ -24,7 +24,7 @@ use super::{
 };
 use crate::{
     auth::Auth,
-    extraction,
+    extraction, originals,
     problem::ApiError,
     state::AppState,
     upload::{FILE_PART, FileUpload, Part},
@@ -252,14 +252,18 @@ impl ObjectsApi {
                     .map_err(ApiError::internal)?;
                 let mut record = json_record(&bytes)?;
                 input::check_json("the record's JSON", &record)?;
+                let original = originals::keep(state, workspace_id, &file.file).await?;
                 let extracted = extraction::extract(state, workspace_id, file.file, &label).await;
                 structured::place_text(&mut record, &field.content_selector, extracted.text)?;
-                Ok(write::structured_content(
-                    &ot,
-                    &record,
-                    external_url,
-                    Some(extracted.extraction),
-                )?)
+                Ok(write::Content {
+                    original,
+                    ..write::structured_content(
+                        &ot,
+                        &record,
+                        external_url,
+                        Some(extracted.extraction),
+                    )?
+                })
             })
             .await;
         }
@@ -271,6 +275,7 @@ impl ObjectsApi {
         );
         let file_name = file.file_name.clone();
         store(state, checked, true, async move {
+            let original = originals::keep(state, workspace_id, &file.file).await?;
             let extracted = extraction::extract(state, workspace_id, file.file, &label).await;
             Ok(write::Content {
                 title,
@@ -278,9 +283,98 @@ impl ObjectsApi {
                 url: external_url,
                 content: extracted.text,
                 extraction: extracted.extraction,
+                original,
             })
         })
         .await
+    }
+
+    /// Download the record's original file, byte for byte as uploaded (the last stored
+    /// upload's): its stored file name in `Content-Disposition`, the media type of its detected
+    /// format, its SHA-256 as `ETag`. `If-None-Match` with that tag answers 304; one byte range
+    /// in `Range` answers 206 (several ranges: the whole file). A removed record, or one the
+    /// caller may not read, is 404; so is a record without an original (stored before
+    /// originals were kept, or on a deployment that keeps none: the detail says which).
+    #[allow(clippy::too_many_arguments)]
+    #[oai(
+        path = "/sources/:sourceId/objecttypes/:objectTypeId/objects/:externalId/file",
+        method = "get",
+        operation_id = "downloadFile"
+    )]
+    async fn download(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        #[oai(name = "sourceId")] source_id: Path<Uuid>,
+        #[oai(name = "objectTypeId")] object_type_id: Path<Uuid>,
+        #[oai(name = "externalId")] external_id: Path<String>,
+        /// One byte range: `bytes=0-1023`, `bytes=1024-` or `bytes=-1024`.
+        #[oai(name = "Range")]
+        range: Header<Option<String>>,
+        /// The `ETag` of a copy the client holds: 304 when it is still the original.
+        #[oai(name = "If-None-Match")]
+        if_none_match: Header<Option<String>>,
+    ) -> Result<originals::Download, ApiError> {
+        use originals::{Download, OriginalBody, Wanted};
+        let principal = auth.reader();
+        let (_, _, scope) = object_type(&state, principal, source_id.0, object_type_id.0).await?;
+        let viewer = state.viewers.of(&*state.records, principal).await?;
+        let (record, original) =
+            ingest::original(&*state.records, scope, &external_id.0, &viewer).await?;
+        let Some(blobs) = &state.blobs else {
+            return Err(ApiError::not_found(originals::NOT_KEPT));
+        };
+        let etag = format!("\"{}\"", original.sha256);
+        if originals::matches(if_none_match.0.as_deref(), &etag) {
+            return Ok(Download::NotModified(etag));
+        }
+        let size = original.size;
+        let part = match originals::wanted(range.0.as_deref(), size) {
+            Wanted::Unsatisfiable => {
+                return Ok(Download::Unsatisfiable(
+                    originals::ProblemBody(ApiError::new(
+                        poem::http::StatusCode::RANGE_NOT_SATISFIABLE,
+                        format!("the range is beyond the file's {size} bytes"),
+                    )),
+                    format!("bytes */{size}"),
+                ));
+            }
+            Wanted::Part(r) if r.start > 0 || r.end < size => Some(r),
+            Wanted::Part(_) | Wanted::Whole => None,
+        };
+        let key = inlet_core::blob::BlobKey::new(scope.workspace_id, &original);
+        let Some(bytes) = blobs
+            .get(&key, part.clone())
+            .await
+            .map_err(originals::unavailable)?
+        else {
+            tracing::warn!(record = %record.id, sha256 = %original.sha256, "original missing");
+            return Err(ApiError::not_found(format!(
+                "the original of record '{}' is missing from the store of originals",
+                external_id.0
+            )));
+        };
+        let body = OriginalBody {
+            bytes,
+            media_type: record
+                .extraction
+                .format
+                .as_deref()
+                .and_then(|f| inlet_extractors::registry().get(f))
+                .map_or("application/octet-stream", |i| i.media_type)
+                .to_string(),
+        };
+        let name = record.file_name.as_deref().unwrap_or(&record.external_id);
+        let disposition = originals::disposition(name);
+        Ok(match part {
+            Some(r) => Download::Part(
+                body,
+                disposition,
+                etag,
+                format!("bytes {}-{}/{size}", r.start, r.end - 1),
+            ),
+            None => Download::Whole(body, disposition, etag, "bytes".into()),
+        })
     }
 
     /// JSON push to a STRUCTURED object type: the body is the record's JSON; fields are read at

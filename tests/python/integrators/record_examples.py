@@ -47,8 +47,11 @@ def record(op, resp, request=None, params=None):
         entry["request"] = request
     if params:
         entry["parameters"] = params
-    if resp.content:
+    kind = resp.headers.get("content-type", "")
+    if resp.content and "json" in kind:
         entry["response"] = resp.json()
+    elif resp.content and kind.startswith("text/"):
+        entry["response"] = resp.text  # a downloaded original
     return resp
 
 
@@ -197,6 +200,8 @@ def walk(base):
            {"sourceId": s, "objectTypeId": t, "externalId": "T-1042"})
     record("getMetadata", api.get(u(f"{obj}/metadata")), params={"sourceId": s, "objectTypeId": f,
                                                                   "externalId": "report-q3"})
+    record("downloadFile", api.get(u(f"{obj}/file")), params={"sourceId": s, "objectTypeId": f,
+                                                               "externalId": "report-q3"})
     record("touchObject", api.put(u(obj), params={"syncNumber": n}, headers={"If-Match": '"etag-7f3a"'}),
            params={"sourceId": s, "objectTypeId": f, "externalId": "report-q3", "syncNumber": n,
                    "If-Match": '"etag-7f3a"'})

@@ -99,12 +99,14 @@ fn main() {
                 removed: false,
                 extraction: Extraction {
                     format: Some("text".into()),
+                    version: None,
                     chars: 0,
                     truncated: false,
                     failure: None,
                     metadata: None,
                 },
                 access: Some(grantees(i)),
+                original: None,
             };
             batch.push(document(ws, &record, Some(&src)));
             if batch.len() == per_commit || i + 1 == n {

@@ -146,6 +146,7 @@ async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
                         url: None,
                         extraction: Extraction {
                             format: Some("text".into()),
+                            version: None,
                             chars: content.len() as u64,
                             truncated: false,
                             failure: None,
@@ -156,6 +157,7 @@ async fn fill(store: &Arc<dyn RecordStore>, label: &str, n: usize) {
                         external_checksum: None,
                         modified_by: "bench@example.test".into(),
                         access: None,
+                        original: None,
                     })
                     .await
                     .expect("put");
