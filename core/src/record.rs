@@ -164,6 +164,23 @@ pub struct RecordWrite {
     pub original: Option<crate::blob::Original>,
 }
 
+/// A record's text read again from its original (DESIGN 7b): stored only while the record is
+/// live, still at `version` and still names the original `sha256`, so a newer upload is never
+/// overwritten with older text. Its version, checksum, title, tags and sync membership stay.
+#[derive(Debug, Clone)]
+pub struct Reread {
+    /// Which record.
+    pub key: RecordKey,
+    /// The version read; a record at another version is left alone.
+    pub version: i64,
+    /// The original read; a record naming another is left alone.
+    pub sha256: String,
+    /// The new searchable text.
+    pub content: String,
+    /// How this reading went.
+    pub extraction: Extraction,
+}
+
 /// Result of a stored upload.
 #[derive(Debug, Clone)]
 pub struct PutOutcome {

@@ -92,6 +92,11 @@ pub async fn extract(
             "extraction failed"
         );
     }
+    kept(outcome)
+}
+
+/// What a record keeps of an extraction's outcome.
+pub fn kept(outcome: inlet_extractors::Outcome) -> Extracted {
     // NUL is the one character no store keeps in text (inlet_core::input).
     let text = inlet_core::input::strip_nul(outcome.text);
     Extracted {

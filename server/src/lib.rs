@@ -13,6 +13,7 @@ pub mod input;
 pub mod ops;
 pub mod originals;
 pub mod problem;
+pub mod reextract;
 pub mod routes;
 pub mod rules;
 pub mod schema;

@@ -239,6 +239,30 @@ enum AdminCommand {
         #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
         database: String,
     },
+    /// Read records again from their originals: those an older version of their format's
+    /// extractor read (or, with --failed-only, those whose extraction failed). A record keeps
+    /// its version, checksum, title, tags and sync membership; a newer upload meanwhile wins.
+    /// A stopped run is resumed by running it again. Prints the counts as JSON.
+    Reextract {
+        /// Only records of this format (`pdf`, `docx`, …).
+        #[arg(long)]
+        format: Option<String>,
+        /// Only records of this source (its id).
+        #[arg(long)]
+        source: Option<uuid::Uuid>,
+        /// Only records whose extraction failed, whatever version read them.
+        #[arg(long)]
+        failed_only: bool,
+        /// Count what would be read again, reading nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Database URL.
+        #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
+        database: String,
+        /// The blob store of originals (default: the database's, as `serve` picks it).
+        #[arg(long, env = "INLET_BLOB_STORE", value_name = "URL")]
+        blob_store: Option<String>,
+    },
 }
 
 /// Log filter when `RUST_LOG` is unset: `info`, without sea-orm-migration's line per migration
@@ -341,6 +365,50 @@ async fn main() -> anyhow::Result<()> {
             println!(
                 "OAuth {} for workspace '{workspace}'",
                 if enable { "enabled" } else { "disabled" }
+            );
+            Ok(())
+        }
+        Command::Admin {
+            command:
+                AdminCommand::Reextract {
+                    format,
+                    source,
+                    failed_only,
+                    dry_run,
+                    database,
+                    blob_store,
+                },
+        } => {
+            let opened = inlet_server::open_database(&database)
+                .await
+                .with_context(|| format!("opening database {}", redacted(&database)))?;
+            let url = blob_store.unwrap_or(opened.default_blobs);
+            let blobs = inlet_core::blob::open(&url)
+                .await
+                .with_context(|| format!("opening the blob store {url}"))?;
+            let plan = inlet_core::ingest::reextract::Plan {
+                selection: inlet_core::ingest::reextract::Selection {
+                    format,
+                    source_id: source,
+                    failed_only,
+                },
+                dry_run,
+                after: None,
+            };
+            let done =
+                inlet_server::reextract::run(opened.stores.records.as_ref(), blobs.as_ref(), &plan)
+                    .await?;
+            println!(
+                "{}",
+                serde_json::json!({
+                    "seen": done.seen,
+                    "due": done.due,
+                    "reread": done.reread,
+                    "noOriginal": done.no_original,
+                    "changedMeanwhile": done.changed_meanwhile,
+                    "missing": done.missing,
+                    "dryRun": dry_run,
+                })
             );
             Ok(())
         }

@@ -198,6 +198,29 @@ impl Records for MemoryStore {
         Ok(results)
     }
 
+    async fn store_reread(&self, reread: inlet_core::record::Reread) -> Result<Option<Record>> {
+        let mut st = self.state.lock();
+        let scope = reread.key.scope;
+        let name = st.object_type_name(scope)?;
+        let record = st
+            .records
+            .get_mut(&scope.object_type_id)
+            .and_then(|m| m.get_mut(&reread.key.external_id))
+            .filter(|r| {
+                !r.removed
+                    && r.version == reread.version
+                    && r.original.as_ref().map(|o| o.sha256.as_str()) == Some(&reread.sha256)
+            });
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        record.content = reread.content;
+        record.extraction = reread.extraction;
+        let record = record.clone();
+        st.log.record(&record);
+        Ok(Some(st.view(&name, &record)))
+    }
+
     async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>> {
         let st = self.state.lock();
         let name = st.object_type_name(scope)?;

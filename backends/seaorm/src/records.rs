@@ -580,6 +580,40 @@ impl Records for SeaOrmStore {
         self.list_page(scope, query).await
     }
 
+    async fn store_reread(&self, reread: record::Reread) -> Result<Option<Record>> {
+        let _w = self.write_guard().await;
+        let txn = self.begin_write().await?;
+        let scope = reread.key.scope;
+        self.object_type_state(&txn, scope, self.for_share())
+            .await?;
+        let extraction = serde_json::to_string(&reread.extraction).map_err(json_error)?;
+        let row = one(
+            &txn,
+            self.stmt(
+                "UPDATE records SET content = $5, extraction = $6 \
+                 WHERE object_type_id = $1 AND external_id = $2 AND version = $3 \
+                 AND original_sha256 = $4 AND NOT removed AND sync_number >= \
+                 (SELECT complete_floor FROM object_types WHERE id = $1) RETURNING id",
+                vec![
+                    scope.object_type_id.to_string().into(),
+                    reread.key.external_id.clone().into(),
+                    reread.version.into(),
+                    reread.sha256.into(),
+                    reread.content.into(),
+                    extraction.into(),
+                ],
+            ),
+        )
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        self.log_record(&txn, uuid(&row, "id")?).await?;
+        let record = self.read_record(&txn, &reread.key, false).await?;
+        txn.commit().await.map_err(db_error)?;
+        Ok(record)
+    }
+
     async fn live_originals(
         &self,
         workspace_id: inlet_core::WorkspaceId,

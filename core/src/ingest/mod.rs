@@ -7,9 +7,11 @@
 //! - [`records`]: metadata reads, touches and deletes, one at a time and in batches, and the
 //!   paged listing.
 //! - [`syncs`]: opening and closing syncs, with the mass-removal guard resolved.
+//! - [`reextract`]: records read again from their originals when an extractor improved.
 
 pub mod access;
 pub mod records;
+pub mod reextract;
 pub mod syncs;
 pub mod write;
 

@@ -80,6 +80,10 @@ pub trait Records: Send + Sync + 'static {
     /// A page of an object type's records in externalId byte order, without their content
     /// (empty).
     async fn list_records(&self, scope: Scope, query: &ListQuery) -> Result<Vec<Record>>;
+    /// Stores a record's text read again from its original ([`crate::record::Reread`]), as a
+    /// change of the record in the write log; `None` (nothing written) when the record is gone,
+    /// removed, at another version or names another original.
+    async fn store_reread(&self, reread: crate::record::Reread) -> Result<Option<Record>>;
     /// Which of `sha256s` a live record of the workspace names as its original
     /// ([`crate::blob::Sweeper`]), each once, in no set order.
     async fn live_originals(

@@ -155,3 +155,69 @@ pub async fn originals_are_swept_once_nothing_names_them(store: &dyn RecordStore
     assert_eq!(sweeper.sweep(&*blobs, store, now).await.unwrap().removed, 1);
     assert_eq!(blobs.list().await.unwrap().len(), 1);
 }
+
+/// A reading stored over a record changes its text and extraction only, as a logged change;
+/// it is refused (nothing written) once the record moved to another version, names another
+/// original or was removed.
+pub async fn rereads_never_overwrite_a_newer_upload(store: &dyn RecordStore) {
+    use crate::record::{Extraction, Reread};
+    let (_, scope) = new_source(store).await;
+    let mut w = write(scope, "a", None, Some("c1"));
+    w.original = Some(Original::of(b"v1"));
+    let first = store.put_record(w).await.unwrap().record;
+    let reread = |version: i64, sha: &[u8], text: &str| Reread {
+        key: key(scope, "a"),
+        version,
+        sha256: Original::of(sha).sha256,
+        content: text.into(),
+        extraction: Extraction {
+            format: Some("text".into()),
+            version: Some(2),
+            chars: text.len() as u64,
+            ..Extraction::default()
+        },
+    };
+    let head = store.log_head().await.unwrap();
+    let stored = store
+        .store_reread(reread(first.version, b"v1", "read again"))
+        .await
+        .unwrap()
+        .expect("stored");
+    assert_eq!(stored.content, "read again");
+    assert_eq!(stored.extraction.version, Some(2));
+    assert_eq!(
+        (
+            stored.version,
+            stored.external_checksum.as_deref(),
+            &stored.title
+        ),
+        (first.version, Some("c1"), &first.title)
+    );
+    assert!(
+        store.log_head().await.unwrap() > head,
+        "a reading is logged"
+    );
+    // Another version, another original, a removed record: nothing written.
+    assert!(
+        store
+            .store_reread(reread(first.version + 1, b"v1", "x"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .store_reread(reread(first.version, b"other", "x"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    store.delete_record(&key(scope, "a")).await.unwrap();
+    assert!(
+        store
+            .store_reread(reread(first.version, b"v1", "x"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

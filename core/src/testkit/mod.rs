@@ -213,6 +213,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, access_lists_roundtrip_and_are_logged, ref);
         $crate::conformance_tests!(@case $make, $cleanup, groups_mirror_and_expand, ref);
         $crate::conformance_tests!(@case $make, $cleanup, originals_are_swept_once_nothing_names_them, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, rereads_never_overwrite_a_newer_upload, ref);
         $crate::conformance_tests!(@case $make, $cleanup, identities_roundtrip, ref);
         $crate::conformance_tests!(@case $make, $cleanup, deployment_keys_are_stored_once, ref);
         $crate::conformance_tests!(@case $make, $cleanup, passwords_are_reset_by_user, ref);
