@@ -9,7 +9,9 @@
 //! (`file://`), one keeping none; each round uploads the same workloads to both (alternating
 //! which goes first), 8 uploads at a time, and the best round of each is reported with the
 //! ratio. Workloads: every file of `../shared/corpus` up to 4 MB (real documents, extraction
-//! included), and 2,000 small text files (where the blob write weighs most).
+//! included), and 2,000 small text files (where the blob write weighs most). Every round
+//! uploads the same files again (a drive with duplicates): the blob folder's size against the
+//! bytes uploaded ends the report.
 
 use std::{
     path::Path,
@@ -24,6 +26,24 @@ use inlet_tests::{SourcePaths, TestServer, bench::database, file_form};
 const CONCURRENCY: usize = 8;
 /// Largest corpus file uploaded.
 const MAX_FILE: u64 = 4 << 20;
+
+/// Bytes of the files below `dir`.
+fn disk_use(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                disk_use(&p)
+            } else {
+                p.metadata().map_or(0, |m| m.len())
+            }
+        })
+        .sum()
+}
 
 fn corpus(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -103,7 +123,9 @@ async fn main() {
          | workload | files | MB | with originals (files/s) | without (files/s) | cost |\n\
          |---|---|---|---|---|---|"
     );
+    let mut uploaded = 0;
     for (name, files) in [("corpus", &real), ("small text", &small)] {
+        uploaded += bytes(files) * rounds;
         let (mut best_keep, mut best_none) = (Duration::MAX, Duration::MAX);
         for round in 0..rounds {
             let prefix = format!("{name}-{round}");
@@ -125,4 +147,11 @@ async fn main() {
             (best_keep.as_secs_f64() / best_none.as_secs_f64() - 1.0) * 100.0
         );
     }
+    let kept = disk_use(&blobs.path().join("blobs"));
+    println!(
+        "\nuploaded {:.1} MB (every file {rounds} times); the blob folder holds {:.1} MB ({:.0}%)",
+        uploaded as f64 / 1e6,
+        kept as f64 / 1e6,
+        kept as f64 * 100.0 / uploaded as f64
+    );
 }
