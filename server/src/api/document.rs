@@ -40,7 +40,31 @@ pub fn document() -> String {
     add_examples(&mut doc);
     add_constraints(&mut doc);
     add_links(&mut doc);
+    any_media_type(&mut doc);
     serde_json::to_string_pretty(&doc).unwrap_or(raw)
+}
+
+/// A downloaded original is sent with its format's media type (`application/pdf`), so the
+/// download's 200 and 206 document `*/*` beside `application/octet-stream` (listed first, for
+/// client generators that take only that).
+fn any_media_type(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for op in paths.values_mut().filter_map(|item| item.get_mut("get")) {
+        if op["operationId"] != "downloadFile" {
+            continue;
+        }
+        for status in ["200", "206"] {
+            if let Some(content) = op
+                .pointer_mut(&format!("/responses/{status}/content"))
+                .and_then(Value::as_object_mut)
+                && let Some(binary) = content.get("application/octet-stream").cloned()
+            {
+                content.insert("*/*".into(), binary);
+            }
+        }
+    }
 }
 
 /// Rewrites what poem-openapi emits into forms client generators accept and that say what the
@@ -764,8 +788,8 @@ mod tests {
                 for (media, c) in content {
                     let body = &c["example"];
                     assert!(!body.is_null(), "{id}: no response example");
-                    if id == "authorize" {
-                        continue; // documented by hand: a page, not a handler of the service
+                    if id == "authorize" || media == "*/*" {
+                        continue; // documented by hand (a page; the range of a download's types)
                     }
                     let schema = declared
                         .and_then(|r| r.content.iter().find(|m| m.content_type == media))
