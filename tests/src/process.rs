@@ -13,6 +13,8 @@ pub struct InletProcess {
     /// The search index directory of a child over PostgreSQL (whose default, `./inlet-index`,
     /// replicas started from one directory would share); removed with the process.
     _index_dir: Option<tempfile::TempDir>,
+    /// Likewise its blob folder of originals (default `./inlet-blobs/`); removed with it.
+    _blob_dir: Option<tempfile::TempDir>,
     /// `http://127.0.0.1:<port>/api/v1`.
     pub api: String,
 }
@@ -84,10 +86,17 @@ impl InletProcess {
         if let Some(dir) = &index_dir {
             cmd.arg("--index-dir").arg(dir.path());
         }
+        let blob_dir = (index_dir.is_some() && !env.iter().any(|(k, _)| *k == "INLET_BLOB_STORE"))
+            .then(|| tempfile::tempdir().expect("blob dir"));
+        if let Some(dir) = &blob_dir {
+            cmd.arg("--blob-store")
+                .arg(format!("file://{}", dir.path().display()));
+        }
         Self {
             child: cmd.spawn().expect("spawn inlet"),
             log,
             _index_dir: index_dir,
+            _blob_dir: blob_dir,
             api: format!("http://127.0.0.1:{port}/api/v1"),
         }
     }

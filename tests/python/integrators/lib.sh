@@ -38,7 +38,7 @@ start_server() {
   # INLET_TEST_DATABASE: another database URL (e.g. a PostgreSQL database to run against).
   NO_COLOR=1 "$INLET_BIN" serve --bind "127.0.0.1:$PORT" \
     --database "${INLET_TEST_DATABASE:-sqlite://$WORK/inlet.db?mode=rwc}" \
-    --index-dir "$WORK/inlet-index" ${INLET_SERVE_ARGS:-} \
+    --index-dir "$WORK/inlet-index" --blob-store "file://$WORK/inlet-blobs" ${INLET_SERVE_ARGS:-} \
     >"$WORK/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do
