@@ -191,7 +191,7 @@ const SWEEP_BATCH: usize = 500;
 /// What a sweep found and did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SweepReport {
-    /// Blobs in the store.
+    /// Blobs in the store when the sweep began.
     pub blobs: u64,
     /// Their bytes.
     pub bytes: u64,
@@ -199,6 +199,8 @@ pub struct SweepReport {
     pub waiting: u64,
     /// Blobs removed.
     pub removed: u64,
+    /// Their bytes.
+    pub removed_bytes: u64,
 }
 
 /// Removes blobs no live record names. A blob is removed only after it was found unreferenced
@@ -260,6 +262,7 @@ impl Sweeper {
                     if due {
                         blobs.delete(&b.key).await?;
                         report.removed += 1;
+                        report.removed_bytes += b.size;
                     } else {
                         if written != b.written {
                             self.seen.insert(b.key.clone(), (now, b.written));

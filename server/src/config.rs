@@ -88,6 +88,9 @@ pub struct Settings {
     pub originals_grace: Duration,
     /// How often the blob store is swept (`--blob-sweep-interval`, 10 minutes).
     pub blob_sweep_interval: Duration,
+    /// Queue a re-extraction of every workspace when this binary's extractors are newer than
+    /// those the last such run read with (`--reextract-after-upgrade`, off).
+    pub reextract_after_upgrade: bool,
 }
 
 impl Default for Settings {
@@ -113,6 +116,7 @@ impl Default for Settings {
             ocr: inlet_extractors::ocr::Settings::default(),
             originals_grace: inlet_core::blob::DEFAULT_GRACE,
             blob_sweep_interval: DEFAULT_BLOB_SWEEP_INTERVAL,
+            reextract_after_upgrade: false,
         }
     }
 }

@@ -185,6 +185,19 @@ impl FairPool {
         }
     }
 
+    /// A slot for `workspace` only when nobody waits and another slot stays free after it (the
+    /// one slot of a pool of one when it is free): for work below every waiting request.
+    pub fn try_acquire_spare(self: &Arc<Self>, workspace: WorkspaceId) -> Option<FairPermit> {
+        let mut inner = self.inner.lock();
+        let spare = inner.in_use + 1 < inner.size || (inner.size == 1 && inner.in_use == 0);
+        if !spare || !inner.waiting.is_empty() {
+            return None;
+        }
+        inner.take(workspace);
+        drop(inner);
+        Some(self.permit(workspace))
+    }
+
     /// Waits for a slot for `workspace`. Cancel-safe: a slot handed to a caller that stopped
     /// waiting goes to the next.
     pub async fn acquire(self: &Arc<Self>, workspace: WorkspaceId) -> FairPermit {

@@ -13,6 +13,7 @@ pub mod input;
 pub mod ops;
 pub mod originals;
 pub mod problem;
+pub mod reader;
 pub mod reextract;
 pub mod routes;
 pub mod rules;
@@ -197,6 +198,7 @@ pub async fn serve(
     state.start_indexing();
     webhooks::start(&state);
     originals::start_sweeping(&state);
+    reextract::start(&state);
     let limits = conn::Limits::from(state.settings.as_ref());
     // Boxed: the middleware stack's type is too deep for the connection future's layout.
     conn::serve(acceptor, app(state).boxed(), limits, shutdown).await

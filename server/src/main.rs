@@ -167,6 +167,11 @@ struct ServeArgs {
     /// How often the blob store is swept for originals no record names.
     #[arg(long, env = "INLET_BLOB_SWEEP_INTERVAL", value_name = "DURATION", default_value = "10m", value_parser = config::parse_retention)]
     blob_sweep_interval: std::time::Duration,
+    /// At start, queue a re-extraction of every workspace's records when this binary's
+    /// extractors are newer than those the last such run read with (off: re-extraction is
+    /// asked for through the API or `inlet admin reextract`).
+    #[arg(long, env = "INLET_REEXTRACT_AFTER_UPGRADE")]
+    reextract_after_upgrade: bool,
     /// Let webhook deliveries go to loopback and private-range addresses (refused otherwise,
     /// checked on the resolved address at each delivery).
     #[arg(long, env = "INLET_WEBHOOK_ALLOW_PRIVATE")]
@@ -253,6 +258,9 @@ enum AdminCommand {
         /// Only records whose extraction failed, whatever version read them.
         #[arg(long)]
         failed_only: bool,
+        /// Every selected record, whatever version read it.
+        #[arg(long)]
+        all: bool,
         /// Count what would be read again, reading nothing.
         #[arg(long)]
         dry_run: bool,
@@ -374,6 +382,7 @@ async fn main() -> anyhow::Result<()> {
                     format,
                     source,
                     failed_only,
+                    all,
                     dry_run,
                     database,
                     blob_store,
@@ -388,9 +397,11 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("opening the blob store {url}"))?;
             let plan = inlet_core::ingest::reextract::Plan {
                 selection: inlet_core::ingest::reextract::Selection {
+                    workspace_id: None,
                     format,
                     source_id: source,
                     failed_only,
+                    all,
                 },
                 dry_run,
                 after: None,
@@ -475,6 +486,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         change_retention: args.change_retention,
         originals_grace: args.originals_grace,
         blob_sweep_interval: args.blob_sweep_interval,
+        reextract_after_upgrade: args.reextract_after_upgrade,
         webhook_allow_private: args.webhook_allow_private,
         webhook_retry_base: args.webhook_retry_base,
         webhook_retention: args.webhook_retention,

@@ -123,6 +123,17 @@ pub struct Metrics {
     webhook_attempts: Family<WebhookLabels, Counter>,
     index: IndexGauges,
     originals: OriginalGauges,
+    reextraction: ReextractionGauges,
+}
+
+/// Re-extraction in this process: files read again since start, and the job it works on.
+#[derive(Default)]
+struct ReextractionGauges {
+    read: Counter,
+    seen: Gauge,
+    due: Gauge,
+    reread: Gauge,
+    running: Gauge,
 }
 
 /// The blob store of originals: written since start, and what the last sweep found.
@@ -262,8 +273,39 @@ impl Default for Metrics {
         ] {
             registry.register(name, help, gauge.clone());
         }
+        let reextraction = ReextractionGauges::default();
+        registry.register(
+            "reextraction_reads",
+            "Originals read again by re-extraction in this process",
+            reextraction.read.clone(),
+        );
+        for (name, help, gauge) in [
+            (
+                "reextraction_running",
+                "Re-extraction jobs this process works on (0 or 1)",
+                &reextraction.running,
+            ),
+            (
+                "reextraction_seen",
+                "Records the current (or last) re-extraction job looked at",
+                &reextraction.seen,
+            ),
+            (
+                "reextraction_due",
+                "Records the current (or last) re-extraction job selected",
+                &reextraction.due,
+            ),
+            (
+                "reextraction_reread",
+                "Records the current (or last) re-extraction job read again and stored",
+                &reextraction.reread,
+            ),
+        ] {
+            registry.register(name, help, gauge.clone());
+        }
         Self {
             registry,
+            reextraction,
             requests,
             latency,
             extractions,
@@ -316,6 +358,22 @@ impl Metrics {
         self.removed("sync", removed);
     }
 
+    /// Counts an original read again by re-extraction.
+    pub fn reextraction_read(&self) {
+        self.reextraction.read.inc();
+    }
+
+    /// Shows the progress of the re-extraction job this process works on (`None`: none now).
+    pub fn reextraction(&self, progress: Option<&inlet_core::ingest::reextract::Progress>) {
+        let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.reextraction.running.set(i64::from(progress.is_some()));
+        if let Some(p) = progress {
+            self.reextraction.seen.set(gauge(p.seen));
+            self.reextraction.due.set(gauge(p.due));
+            self.reextraction.reread.set(gauge(p.reread));
+        }
+    }
+
     /// Counts an original written to the blob store.
     pub fn original_kept(&self, bytes: u64) {
         self.originals.written.inc();
@@ -327,7 +385,9 @@ impl Metrics {
         let gauge = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         let kept = report.blobs.saturating_sub(report.removed);
         self.originals.blobs.set(gauge(kept));
-        self.originals.bytes.set(gauge(report.bytes));
+        self.originals
+            .bytes
+            .set(gauge(report.bytes.saturating_sub(report.removed_bytes)));
         self.originals.waiting.set(gauge(report.waiting));
         self.originals.swept.inc_by(report.removed);
     }

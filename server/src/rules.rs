@@ -262,6 +262,10 @@ pub fn field_rules() -> Vec<FieldRule> {
             json!({"enum": inlet_core::webhook::Event::ALL.map(|e| e.name())}),
         ),
         rule(
+            "/components/schemas/ReextractionIn/properties/format",
+            json!({"enum": inlet_extractors::registry().formats().collect::<Vec<_>>()}),
+        ),
+        rule(
             "/components/schemas/BatchIds/properties/externalIds",
             json!({"maxItems": inlet_core::ingest::MAX_BATCH}),
         ),

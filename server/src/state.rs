@@ -41,6 +41,10 @@ pub struct AppState {
     /// Where uploaded files' originals are kept; `None` when they are not
     /// (`--keep-originals=false`).
     pub blobs: Option<Arc<dyn inlet_core::blob::BlobStore>>,
+    /// What reads files into text ([`crate::reader::Linked`] but in tests).
+    pub reader: Arc<dyn crate::reader::Reader>,
+    /// Wakes the re-extraction worker when a job is queued.
+    pub reextract_wake: Arc<tokio::sync::Notify>,
 }
 
 /// Long polls open per user, each counted while its [`Waiting`] lives.
@@ -112,7 +116,16 @@ impl AppState {
             feed_key: Arc::default(),
             viewers: Arc::default(),
             blobs: None,
+            reader: Arc::new(crate::reader::Linked),
+            reextract_wake: Arc::default(),
         }
+    }
+
+    /// The same state reading files with `reader` (a stand-in whose extractor versions change,
+    /// in tests).
+    pub fn with_reader(mut self, reader: Arc<dyn crate::reader::Reader>) -> Self {
+        self.reader = reader;
+        self
     }
 
     /// The same state keeping originals in `blobs` (`None`: keeping none).

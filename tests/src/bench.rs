@@ -1,6 +1,8 @@
-//! Shared pieces of the benchmark binaries: a fresh database to run on and its removal, and
+//! Shared pieces of the benchmark binaries: a fresh database to run on and its removal, the
+//! shared corpus as files, the disk a folder uses, and
 //! timing queries of one kind through a search index.
 
+use std::path::Path;
 use std::time::Instant;
 
 use inlet_core::index::{IndexQuery, SearchIndex};
@@ -141,4 +143,54 @@ pub async fn database(which: &str) -> (String, String, Cleanup) {
 /// The `p` quantile (0–1) of ascending `sorted` values, nearest rank.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// Bytes of the files below `dir`.
+pub fn disk_use(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                disk_use(&p)
+            } else {
+                p.metadata().map_or(0, |m| m.len())
+            }
+        })
+        .sum()
+}
+
+fn corpus(dir: &Path, max_bytes: u64, out: &mut Vec<(String, Vec<u8>)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            corpus(&p, max_bytes, out);
+        } else if p.metadata().is_ok_and(|m| m.len() <= max_bytes)
+            && !p.to_string_lossy().ends_with(".expected.txt")
+        {
+            let name = p.file_name().map(|n| n.to_string_lossy().to_string());
+            if let (Some(name), Ok(bytes)) = (name, std::fs::read(&p)) {
+                out.push((name, bytes));
+            }
+        }
+    }
+}
+
+/// Every file of `../shared/corpus` up to `max_bytes` (expected-text files aside), with its
+/// name, in path order.
+pub fn corpus_files(max_bytes: u64) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    corpus(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
+        max_bytes,
+        &mut out,
+    );
+    out
 }

@@ -61,6 +61,23 @@ impl TestServer {
     /// [`TestServer::start_on`] keeping originals in the blob store `blobs` names (`None`:
     /// keeping none, as `--keep-originals=false`).
     pub async fn start_keeping(database: &str, settings: Settings, blobs: Option<&str>) -> Self {
+        Self::start_reading(
+            database,
+            settings,
+            blobs,
+            std::sync::Arc::new(inlet_server::reader::Linked),
+        )
+        .await
+    }
+
+    /// [`TestServer::start_keeping`] reading files with `reader` (a stand-in for extractors
+    /// whose versions change).
+    pub async fn start_reading(
+        database: &str,
+        settings: Settings,
+        blobs: Option<&str>,
+        reader: std::sync::Arc<dyn inlet_server::reader::Reader>,
+    ) -> Self {
         let blobs = match blobs {
             Some(url) => Some(
                 inlet_core::blob::open(url)
@@ -83,7 +100,8 @@ impl TestServer {
         let index = inlet_server::indexer::open_index(None).expect("open the search index");
         let state = AppState::new(stores, settings)
             .with_index(index.index)
-            .with_blobs(blobs);
+            .with_blobs(blobs)
+            .with_reader(reader);
         let acceptor = TcpListener::bind("127.0.0.1:0")
             .into_acceptor()
             .await

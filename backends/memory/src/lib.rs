@@ -3,6 +3,7 @@
 mod accounts;
 mod folders;
 mod groups;
+mod jobs;
 mod log;
 mod oauth;
 mod rate_limits;
@@ -74,6 +75,8 @@ struct State {
     deliveries: Vec<Delivery>,
     /// The deployment's secret keys by name.
     keys: HashMap<String, String>,
+    /// Background jobs by id.
+    jobs: HashMap<Uuid, inlet_core::store::jobs::JobRow>,
 }
 
 /// The write log: each record at the position of its last write (compacted), and the sources

@@ -4,6 +4,7 @@ mod accounts;
 mod batch;
 mod folders;
 mod groups;
+mod jobs;
 mod log;
 mod migration;
 mod oauth;

@@ -31,6 +31,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0016Access),
             Box::new(M0017WebhookOwners),
             Box::new(M0018Originals),
+            Box::new(M0019Jobs),
         ]
     }
 }
@@ -801,6 +802,33 @@ impl MigrationTrait for M0018Originals {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let db = manager.get_connection();
         for sql in M0018_UP {
+            db.execute_unprepared(sql).await?;
+        }
+        Ok(())
+    }
+}
+
+/// m0019: background jobs' state ([`inlet_core::store::Jobs`]).
+struct M0019Jobs;
+
+impl sea_orm_migration::MigrationName for M0019Jobs {
+    fn name(&self) -> &str {
+        "m0019_jobs"
+    }
+}
+
+const M0019_UP: &[&str] = &[
+    "CREATE TABLE jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, workspace_id TEXT, \
+     created_ms BIGINT NOT NULL, finished BOOLEAN NOT NULL, body TEXT NOT NULL, \
+     revision BIGINT NOT NULL)",
+    "CREATE INDEX jobs_open ON jobs (kind, finished, created_ms)",
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0019Jobs {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let db = manager.get_connection();
+        for sql in M0019_UP {
             db.execute_unprepared(sql).await?;
         }
         Ok(())

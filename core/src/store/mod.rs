@@ -1,11 +1,12 @@
 //! The storage contract, one small trait per concept; a backend implements each in a module of
-//! its own. [`RecordStore`] (sources, syncs, records, folders, groups, the write log) and
+//! its own. [`RecordStore`] (sources, syncs, records, folders, groups, the write log, jobs) and
 //! [`TokenStore`] (accounts, OAuth state, rate limits) name the sets the server holds; every
 //! type implementing the parts implements them.
 
 pub mod accounts;
 pub mod folders;
 pub mod groups;
+pub mod jobs;
 pub mod log;
 pub mod oauth;
 pub mod rate_limits;
@@ -16,6 +17,7 @@ pub mod syncs;
 pub use accounts::Accounts;
 pub use folders::Folders;
 pub use groups::Groups;
+pub use jobs::Jobs;
 pub use log::WriteLog;
 pub use oauth::OAuthStore;
 pub use rate_limits::RateLimits;
@@ -28,16 +30,16 @@ pub use syncs::Syncs;
 /// need no import.
 pub mod prelude {
     pub use super::{
-        Accounts, Folders, Groups, OAuthStore, RateLimits, RecordStore, Records, Sources, Syncs,
-        TokenStore, WriteLog,
+        Accounts, Folders, Groups, Jobs, OAuthStore, RateLimits, RecordStore, Records, Sources,
+        Syncs, TokenStore, WriteLog,
     };
 }
 
 /// Everything a store of sources, syncs, records, folders and groups provides, with its write
-/// log.
-pub trait RecordStore: Sources + Syncs + Records + Folders + Groups + WriteLog {}
+/// log and the background jobs that work on its records.
+pub trait RecordStore: Sources + Syncs + Records + Folders + Groups + WriteLog + Jobs {}
 
-impl<T: Sources + Syncs + Records + Folders + Groups + WriteLog + ?Sized> RecordStore for T {}
+impl<T: Sources + Syncs + Records + Folders + Groups + WriteLog + Jobs + ?Sized> RecordStore for T {}
 
 /// Everything a store of accounts, OAuth state and rate limits provides.
 pub trait TokenStore: Accounts + OAuthStore + RateLimits {}

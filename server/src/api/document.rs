@@ -281,6 +281,11 @@ const GROUPS: &[(&str, &str)] = &[
          ADMINs, HTTP Basic); signed deliveries, retried for 24 hours.",
     ),
     (
+        "Re-extraction",
+        "Records read again from their originals when extractors improve (workspace ADMINs, \
+         HTTP Basic); jobs run in the background below uploads and resume after restarts.",
+    ),
+    (
         "OAuth clients",
         "OAuth2 client maintenance (workspace ADMINs, HTTP Basic).",
     ),

@@ -10,6 +10,7 @@ mod document;
 pub mod dto;
 mod folders;
 mod objects;
+mod reextractions;
 mod search;
 mod sources;
 mod syncs;
@@ -49,6 +50,9 @@ enum ApiTags {
     Changes,
     /// Webhooks: endpoints told about syncs, failed extractions and new sources.
     Webhooks,
+    /// Re-extraction: records read again from their originals (workspace ADMINs).
+    #[oai(rename = "Re-extraction")]
+    Reextractions,
 }
 
 /// Every operation group of the document.
@@ -62,6 +66,7 @@ pub type Apis = (
     folders::FoldersApi,
     changes::ChangesApi,
     webhooks::WebhooksApi,
+    reextractions::ReextractionsApi,
     clients::ClientsApi,
     apitokens::ApiTokensApi,
     inlet_oauth::OAuthApi,
@@ -81,6 +86,7 @@ pub fn service() -> OpenApiService<Apis, ()> {
             folders::FoldersApi,
             changes::ChangesApi,
             webhooks::WebhooksApi,
+            reextractions::ReextractionsApi,
             clients::ClientsApi,
             apitokens::ApiTokensApi,
             inlet_oauth::OAuthApi,

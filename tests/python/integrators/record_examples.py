@@ -202,6 +202,15 @@ def walk(base):
                                                                   "externalId": "report-q3"})
     record("downloadFile", api.get(u(f"{obj}/file")), params={"sourceId": s, "objectTypeId": f,
                                                                "externalId": "report-q3"})
+    body = {"format": "text", "sourceId": s, "all": True}
+    job = record("createReextraction", api.post(u("/reextractions"), json=body), body).json()
+    for _ in range(200):
+        if api.get(u(f"/reextractions/{job['id']}")).json()["state"] == "DONE":
+            break
+        time.sleep(0.05)
+    record("getReextraction", api.get(u(f"/reextractions/{job['id']}")), params={"jobId": job["id"]})
+    record("listReextractions", api.get(u("/reextractions")))
+    record("cancelReextraction", api.delete(u(f"/reextractions/{job['id']}")), params={"jobId": job["id"]})
     record("touchObject", api.put(u(obj), params={"syncNumber": n}, headers={"If-Match": '"etag-7f3a"'}),
            params={"sourceId": s, "objectTypeId": f, "externalId": "report-q3", "syncNumber": n,
                    "If-Match": '"etag-7f3a"'})

@@ -13,57 +13,20 @@
 //! uploads the same files again (a drive with duplicates): the blob folder's size against the
 //! bytes uploaded ends the report.
 
-use std::{
-    path::Path,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use futures_util::{StreamExt, stream};
 use inlet_server::Settings;
-use inlet_tests::{SourcePaths, TestServer, bench::database, file_form};
+use inlet_tests::{
+    SourcePaths, TestServer,
+    bench::{corpus_files, database, disk_use},
+    file_form,
+};
 
 /// Uploads in flight at once.
 const CONCURRENCY: usize = 8;
 /// Largest corpus file uploaded.
 const MAX_FILE: u64 = 4 << 20;
-
-/// Bytes of the files below `dir`.
-fn disk_use(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|e| {
-            let p = e.path();
-            if p.is_dir() {
-                disk_use(&p)
-            } else {
-                p.metadata().map_or(0, |m| m.len())
-            }
-        })
-        .sum()
-}
-
-fn corpus(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            corpus(&p, out);
-        } else if p.metadata().is_ok_and(|m| m.len() <= MAX_FILE)
-            && !p.to_string_lossy().ends_with(".expected.txt")
-        {
-            let name = p.file_name().map(|n| n.to_string_lossy().to_string());
-            if let (Some(name), Ok(bytes)) = (name, std::fs::read(&p)) {
-                out.push((name, bytes));
-            }
-        }
-    }
-}
 
 /// Uploads `files` under `prefix` and answers how long it took.
 async fn upload(
@@ -95,11 +58,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let which = args.first().map(String::as_str).unwrap_or("sqlite");
     let rounds: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
-    let mut real = Vec::new();
-    corpus(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
-        &mut real,
-    );
+    let real = corpus_files(MAX_FILE);
     let small: Vec<(String, Vec<u8>)> = (0..2000)
         .map(|i| {
             let text = format!("Note {i}: the harbour board met on the {i}th. ").repeat(40);

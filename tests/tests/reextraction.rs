@@ -1,0 +1,419 @@
+//! Re-extraction through the API (DESIGN 7b), on memory, SQLite and PostgreSQL: a file an
+//! extractor at version 1 could not read is read again once that extractor reaches version 2,
+//! in the background of the serving process, and search finds it; the record keeps its
+//! version, checksum, tags and file name, and the change feed reports the new reading. Jobs are
+//! an ADMIN's, of their workspace only, can be cancelled, and report progress.
+//!
+//! The extractor that improves is a stand-in: the linked extractors, except that at version 1
+//! the RTF extractor fails every file ("unreadable"), as the real one did before it could read
+//! RTF; at version 2 it is the real one.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU32, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use inlet_core::extract::{Limits, Turns};
+use inlet_server::{
+    Settings,
+    reader::{Linked, Reader},
+};
+use inlet_tests::{SourcePaths, TestServer, expect_problem, file_form, postgres::Schema};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+/// The linked extractors with the RTF one at a version the test sets.
+struct Improving {
+    rtf: AtomicU32,
+}
+
+impl Reader for Improving {
+    fn read(
+        &self,
+        bytes: &[u8],
+        limits: &Limits,
+        turns: Arc<dyn Turns>,
+    ) -> inlet_extractors::Outcome {
+        let mut outcome = Linked.read(bytes, limits, turns);
+        if outcome.format == Some("rtf") {
+            let version = self.rtf.load(Ordering::SeqCst);
+            outcome.version = Some(version);
+            if version < 2 {
+                outcome.text.clear();
+                outcome.failure = Some("unreadable: RTF is not read before version 2".into());
+            }
+        }
+        outcome
+    }
+
+    fn version(&self, format: &str) -> Option<u32> {
+        if format == "rtf" {
+            return Some(self.rtf.load(Ordering::SeqCst));
+        }
+        Linked.version(format)
+    }
+}
+
+fn corpus(path: &str) -> Vec<u8> {
+    let full = format!("{}/../../shared/corpus/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+}
+
+async fn json_of(resp: reqwest::Response, want: u16) -> Value {
+    let status = resp.status().as_u16();
+    let body = resp.text().await.unwrap();
+    assert_eq!(status, want, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+async fn upload(server: &TestServer, paths: &SourcePaths, id: &str, name: &str, bytes: Vec<u8>) {
+    let resp = server
+        .req(
+            Method::PUT,
+            &format!("{}/file?externalChecksum=sum-{id}", paths.object(id)),
+        )
+        .header("X-Service-Object-Tag", "color:legacy")
+        .multipart(file_form(name, bytes))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201, "{}", resp.text().await.unwrap());
+}
+
+async fn hits(server: &TestServer, q: &str) -> Vec<String> {
+    let answer = json_of(
+        server
+            .req(Method::GET, &format!("/search?q={q}&limit=50"))
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["externalId"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Polls job `id` until it ended (at most 60 s); answers it.
+async fn finished(server: &TestServer, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let job = json_of(
+            server
+                .req(Method::GET, &format!("/reextractions/{id}"))
+                .send()
+                .await
+                .unwrap(),
+            200,
+        )
+        .await;
+        if ["DONE", "FAILED", "CANCELLED"].contains(&job["state"].as_str().unwrap()) {
+            return job;
+        }
+        assert!(Instant::now() < deadline, "job did not end: {job}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn an_improved_extractor_reads_old_files_again(database: &str) {
+    let reader = Arc::new(Improving {
+        rtf: AtomicU32::new(1),
+    });
+    let server = TestServer::start_reading(
+        database,
+        Settings::default(),
+        Some("memory:"),
+        reader.clone(),
+    )
+    .await;
+    let paths = server.record_source().await;
+    let rtf = corpus("rtf/extraction_test.rtf");
+    upload(&server, &paths, "old", "legacy.rtf", rtf.clone()).await;
+    upload(
+        &server,
+        &paths,
+        "txt",
+        "plain.txt",
+        b"bananas in plain text".to_vec(),
+    )
+    .await;
+    let before = json_of(
+        server
+            .req(Method::GET, &paths.object("old"))
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    assert_eq!(before["extraction"]["extractorVersion"], 1, "{before}");
+    assert!(before["extraction"]["failure"].is_string(), "{before}");
+    server.settle().await;
+    assert!(!hits(&server, "Orange").await.contains(&"old".to_string()));
+    let feed = json_of(
+        server
+            .req(Method::GET, "/changes?limit=100")
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    let cursor = feed["cursor"].as_str().unwrap().to_string();
+
+    // Nothing is due while the extractor is at the version that read the file.
+    let job = json_of(
+        server
+            .req(Method::POST, "/reextractions")
+            .json(&json!({"dryRun": true}))
+            .send()
+            .await
+            .unwrap(),
+        202,
+    )
+    .await;
+    let done = finished(&server, job["id"].as_str().unwrap()).await;
+    assert_eq!(done["state"], "DONE", "{done}");
+    assert_eq!(done["progress"]["due"], 0, "{done}");
+    assert_eq!(done["progress"]["seen"], 2, "{done}");
+
+    // The extractor improves; a re-extraction reads the file again.
+    reader.rtf.store(2, Ordering::SeqCst);
+    let job = json_of(
+        server
+            .req(Method::POST, "/reextractions")
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+        202,
+    )
+    .await;
+    assert_eq!(job["origin"], "API");
+    let done = finished(&server, job["id"].as_str().unwrap()).await;
+    assert_eq!(done["state"], "DONE", "{done}");
+    assert_eq!(done["progress"]["due"], 1, "{done}");
+    assert_eq!(done["progress"]["reread"], 1, "{done}");
+    assert!(done["startedDate"].is_string() && done["finishedDate"].is_string());
+
+    let after = json_of(
+        server
+            .req(Method::GET, &paths.object("old"))
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    assert_eq!(after["extraction"]["extractorVersion"], 2, "{after}");
+    assert_eq!(after["extraction"]["format"], "rtf");
+    assert!(after["extraction"]["failure"].is_null(), "{after}");
+    for kept in [
+        "version",
+        "checksum",
+        "tags",
+        "title",
+        "fileName",
+        "createdDate",
+    ] {
+        assert_eq!(after[kept], before[kept], "{kept} changed: {after}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !hits(&server, "Orange").await.contains(&"old".to_string()) {
+        assert!(Instant::now() < deadline, "search never found the new text");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The download is still the bytes uploaded.
+    let file = server
+        .req(Method::GET, &format!("{}/file", paths.object("old")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(file.bytes().await.unwrap().as_ref(), &rtf[..]);
+
+    // The change feed reports the new reading.
+    let feed = json_of(
+        server
+            .req(Method::GET, "/changes")
+            .query(&[("cursor", cursor.as_str())])
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    let changed: Vec<&str> = feed["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["externalId"].as_str())
+        .collect();
+    assert_eq!(changed, ["old"], "{feed}");
+
+    // Run again: nothing left to do.
+    let job = json_of(
+        server
+            .req(Method::POST, "/reextractions")
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+        202,
+    )
+    .await;
+    let done = finished(&server, job["id"].as_str().unwrap()).await;
+    assert_eq!(done["progress"]["due"], 0, "{done}");
+
+    // On demand: every text record of the source, whatever read it.
+    let job = json_of(
+        server
+            .req(Method::POST, "/reextractions")
+            .json(&json!({"format": "text", "all": true, "sourceId": paths.source_id}))
+            .send()
+            .await
+            .unwrap(),
+        202,
+    )
+    .await;
+    let done = finished(&server, job["id"].as_str().unwrap()).await;
+    assert_eq!(done["progress"]["reread"], 1, "{done}");
+    assert_eq!(done["format"], "text");
+
+    let list = json_of(
+        server
+            .req(Method::GET, "/reextractions")
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    assert_eq!(list.as_array().unwrap().len(), 4, "{list}");
+    assert_eq!(list[0]["id"], job["id"], "newest first: {list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_improved_extractor_reads_old_files_again_in_memory() {
+    an_improved_extractor_reads_old_files_again("memory:").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_improved_extractor_reads_old_files_again_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("inlet.db").display()
+    );
+    an_improved_extractor_reads_old_files_again(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_improved_extractor_reads_old_files_again_on_postgres() {
+    let Some(schema) = Schema::for_test().await else {
+        return;
+    };
+    an_improved_extractor_reads_old_files_again(&schema.url).await;
+    schema.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn jobs_are_an_admins_of_their_workspace() {
+    let server = TestServer::start().await;
+    let paths = server.record_source().await;
+    upload(&server, &paths, "a", "a.txt", b"some text".to_vec()).await;
+
+    // A member may not ask; a bad format or source is refused.
+    let member = server.user("member@example.com", "default", false).await;
+    let resp = server
+        .client
+        .post(server.url("/reextractions"))
+        .basic_auth("member@example.com", Some(&member.api_token))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert!(expect_problem(resp, 403).await.contains("ADMIN"));
+    let resp = server
+        .req(Method::POST, "/reextractions")
+        .json(&json!({"format": "no-such-format"}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(resp, 400).await;
+    let resp = server
+        .req(Method::POST, "/reextractions")
+        .json(&json!({"sourceId": uuid::Uuid::new_v4()}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(resp, 404).await;
+
+    let job = json_of(
+        server
+            .req(Method::POST, "/reextractions")
+            .json(&json!({"all": true}))
+            .send()
+            .await
+            .unwrap(),
+        202,
+    )
+    .await;
+    let id = job["id"].as_str().unwrap();
+    let done = finished(&server, id).await;
+    assert_eq!(done["progress"]["reread"], 1, "{done}");
+    // Cancelling a job that ended answers it as it is.
+    let again = json_of(
+        server
+            .req(Method::DELETE, &format!("/reextractions/{id}"))
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    assert_eq!(again["state"], "DONE");
+
+    // Another workspace's administrator sees no such job.
+    let other = server.user("admin@other.example", "other", true).await;
+    for method in [Method::GET, Method::DELETE] {
+        let resp = server
+            .client
+            .request(method, server.url(&format!("/reextractions/{id}")))
+            .basic_auth("admin@other.example", Some(&other.api_token))
+            .send()
+            .await
+            .unwrap();
+        expect_problem(resp, 404).await;
+    }
+    let list = server
+        .client
+        .get(server.url("/reextractions"))
+        .basic_auth("admin@other.example", Some(&other.api_token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json_of(list, 200).await, json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn without_originals_re_extraction_says_why() {
+    let server = TestServer::start_keeping("memory:", Settings::default(), None).await;
+    let resp = server
+        .req(Method::POST, "/reextractions")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        expect_problem(resp, 409)
+            .await
+            .contains("keeps no originals")
+    );
+}
