@@ -185,6 +185,48 @@ pub async fn open(url: &str) -> Result<Arc<dyn BlobStore>> {
 /// record just replaced or removed, always finish first.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
 
+/// Copies every blob of `from` that `to` lacks (or holds with another size) into `to`, one at a
+/// time; `step` is told the blobs handled so far and in all. Answers the blobs and bytes
+/// copied. Ends by checking that `to` holds every blob `from` listed.
+pub async fn copy_all(
+    from: &dyn BlobStore,
+    to: &dyn BlobStore,
+    step: &mut (dyn FnMut(u64, u64) + Send),
+) -> Result<(u64, u64)> {
+    let listed = from.list().await?;
+    let held: HashMap<BlobKey, u64> = to
+        .list()
+        .await?
+        .into_iter()
+        .map(|b| (b.key, b.size))
+        .collect();
+    let total = listed.len() as u64;
+    let (mut blobs, mut bytes) = (0, 0);
+    for (i, b) in listed.iter().enumerate() {
+        if held.get(&b.key) != Some(&b.size)
+            && let Some(data) = from.get(&b.key, None).await?
+        {
+            bytes += data.len() as u64;
+            to.put(&b.key, data).await?;
+            blobs += 1;
+        }
+        step(i as u64 + 1, total);
+    }
+    let now: HashMap<BlobKey, u64> = to
+        .list()
+        .await?
+        .into_iter()
+        .map(|b| (b.key, b.size))
+        .collect();
+    if let Some(lost) = listed.iter().find(|b| now.get(&b.key) != Some(&b.size)) {
+        return Err(Error::Unavailable(format!(
+            "the copy of original {} is missing from the target blob store",
+            lost.key.path()
+        )));
+    }
+    Ok((blobs, bytes))
+}
+
 /// Blobs a sweep asks the store about at once.
 const SWEEP_BATCH: usize = 500;
 

@@ -10,6 +10,7 @@ pub mod extraction;
 pub mod fair;
 pub mod indexer;
 pub mod input;
+pub mod moving;
 pub mod ops;
 pub mod originals;
 pub mod problem;

@@ -4,6 +4,7 @@ use std::{io::IsTerminal, path::PathBuf, time::Duration};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use inlet_backends::moving::End;
 use inlet_core::extract::Limits;
 use inlet_server::{
     AppState, Settings,
@@ -271,6 +272,59 @@ enum AdminCommand {
         #[arg(long, env = "INLET_BLOB_STORE", value_name = "URL")]
         blob_store: Option<String>,
     },
+    /// Copy a whole deployment (every workspace, user, token, client, grant, source, record,
+    /// sync, webhook and job, and the originals) into an empty SQLite or PostgreSQL database,
+    /// then compare every table. Until it succeeds the target is marked unfinished and
+    /// `serve` refuses it; run the same command again to start it over. Prints a JSON summary.
+    Copy {
+        /// The database copied from (it may serve meanwhile: one consistent snapshot is read).
+        #[arg(long, value_name = "URL")]
+        from: String,
+        /// The database copied into: new, empty, or left by an interrupted copy.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// The source's blob store (default: the one `serve` picks for --from).
+        #[arg(long, value_name = "URL")]
+        from_blobs: Option<String>,
+        /// The target's blob store (default: the one `serve` picks for --to).
+        #[arg(long, value_name = "URL")]
+        to_blobs: Option<String>,
+    },
+    /// Compare two databases table by table (row counts and digests); prints every table that
+    /// differs and fails if any does.
+    Verify {
+        /// One database.
+        #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
+        database: String,
+        /// The other.
+        #[arg(long, value_name = "URL")]
+        against: String,
+    },
+    /// Write a consistent snapshot of a SQLite deployment to a new file while it serves, with
+    /// its originals in a folder beside it (`<stem>-blobs`).
+    Backup {
+        /// The SQLite database.
+        #[arg(long, env = "INLET_DATABASE_URL", default_value = config::DEFAULT_DATABASE)]
+        database: String,
+        /// Its blob store (default: the one `serve` picks).
+        #[arg(long, env = "INLET_BLOB_STORE", value_name = "URL")]
+        blob_store: Option<String>,
+        /// The new backup file.
+        #[arg(long, value_name = "FILE")]
+        to: std::path::PathBuf,
+    },
+    /// Restore a backup (and the originals beside it) into an empty database: a copy.
+    Restore {
+        /// The backup file.
+        #[arg(long, value_name = "FILE")]
+        from: std::path::PathBuf,
+        /// The database restored into.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// Its blob store (default: the one `serve` picks for --to).
+        #[arg(long, value_name = "URL")]
+        to_blobs: Option<String>,
+    },
 }
 
 /// Log filter when `RUST_LOG` is unset: `info`, without sea-orm-migration's line per migration
@@ -375,6 +429,59 @@ async fn main() -> anyhow::Result<()> {
                 if enable { "enabled" } else { "disabled" }
             );
             Ok(())
+        }
+        Command::Admin {
+            command:
+                AdminCommand::Copy {
+                    from,
+                    to,
+                    from_blobs,
+                    to_blobs,
+                },
+        } => {
+            inlet_server::moving::copy(
+                End {
+                    database: from,
+                    blobs: from_blobs,
+                },
+                End {
+                    database: to,
+                    blobs: to_blobs,
+                },
+            )
+            .await
+        }
+        Command::Admin {
+            command: AdminCommand::Verify { database, against },
+        } => inlet_server::moving::verify(&database, &against).await,
+        Command::Admin {
+            command:
+                AdminCommand::Backup {
+                    database,
+                    blob_store,
+                    to,
+                },
+        } => {
+            inlet_server::moving::backup(
+                End {
+                    database,
+                    blobs: blob_store,
+                },
+                &to,
+            )
+            .await
+        }
+        Command::Admin {
+            command: AdminCommand::Restore { from, to, to_blobs },
+        } => {
+            inlet_server::moving::restore(
+                &from,
+                End {
+                    database: to,
+                    blobs: to_blobs,
+                },
+            )
+            .await
         }
         Command::Admin {
             command:

@@ -5,6 +5,8 @@ use inlet_blobs as _;
 use inlet_store_memory as _;
 use inlet_store_seaorm as _;
 
+pub mod moving;
+
 use std::sync::OnceLock;
 
 use inlet_core::{

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod batch;
+pub mod copy;
 mod folders;
 mod groups;
 mod jobs;

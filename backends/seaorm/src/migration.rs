@@ -32,6 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0017WebhookOwners),
             Box::new(M0018Originals),
             Box::new(M0019Jobs),
+            Box::new(M0020CopyMarks),
         ]
     }
 }
@@ -831,6 +832,29 @@ impl MigrationTrait for M0019Jobs {
         for sql in M0019_UP {
             db.execute_unprepared(sql).await?;
         }
+        Ok(())
+    }
+}
+
+/// m0020: the mark an unfinished copy leaves in its target (`crate::copy`).
+struct M0020CopyMarks;
+
+impl sea_orm_migration::MigrationName for M0020CopyMarks {
+    fn name(&self) -> &str {
+        "m0020_copy_marks"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0020CopyMarks {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .get_connection()
+            .execute_unprepared(
+                "CREATE TABLE copy_marks (id INTEGER PRIMARY KEY, source TEXT NOT NULL, \
+                 started_ms BIGINT NOT NULL)",
+            )
+            .await?;
         Ok(())
     }
 }

@@ -34,6 +34,12 @@ fn open(url: &str) -> OpenFuture {
     Box::pin(async move {
         create_private_file(&url);
         let store = SeaOrmStore::connect(&url).await?;
+        if let Some(mark) = store.copy_mark().await? {
+            return Err(inlet_core::Error::invalid(format!(
+                "this database holds {mark}: it is incomplete; run the same `inlet admin copy` \
+                 again to finish it"
+            )));
+        }
         Ok(Opened {
             stores: Stores::of(Arc::new(store)),
             description: format!("{} migrations applied", Migrator::migrations().len()),
@@ -41,6 +47,19 @@ fn open(url: &str) -> OpenFuture {
             default_blobs: format!("file://{}", default_blob_dir(&url).display()),
         })
     })
+}
+
+/// Opens (creating a missing SQLite file, migrating) the database `url` names without the
+/// check that refuses an unfinished copy: for the copy itself and its verification.
+pub async fn open_for_copy(url: &str) -> inlet_core::Result<SeaOrmStore> {
+    let url = sqlite_creates_file(url);
+    create_private_file(&url);
+    SeaOrmStore::connect(&url).await
+}
+
+/// The SQLite file a `sqlite:` URL names, if any.
+pub fn sqlite_path(url: &str) -> Option<PathBuf> {
+    sqlite_file(url).map(Path::to_path_buf)
 }
 
 /// A `sqlite:` URL without a `mode` gets `mode=rwc`, so the file is created when missing;
