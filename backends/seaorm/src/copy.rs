@@ -211,6 +211,29 @@ async fn columns(db: &impl ConnectionTrait, table: &str) -> Result<Vec<Column>> 
     Ok(out)
 }
 
+/// The source's columns in the target's order: both databases ran the same migrations, but a
+/// database upgraded from an old version may hold them in another order.
+fn same_columns(table: &str, from: Vec<Column>, to: &[Column]) -> Result<Vec<Column>> {
+    if from.len() != to.len() {
+        return Err(differs(table));
+    }
+    to.iter()
+        .map(|t| {
+            from.iter()
+                .find(|f| f.name == t.name)
+                .cloned()
+                .ok_or_else(|| differs(table))
+        })
+        .collect()
+}
+
+fn differs(table: &str) -> Error {
+    Error::invalid(format!(
+        "table {table} differs between the two databases: open both with this version first \
+         (`inlet serve` migrates)"
+    ))
+}
+
 fn cell(row: &QueryResult, c: &Column) -> Result<Cell> {
     let name = c.name.as_str();
     Ok(match c.kind {
@@ -408,7 +431,8 @@ impl fmt::Display for Difference {
 /// Row count and an order-independent digest (the wrapping sum of the rows' SHA-256) of a
 /// table.
 async fn digest(db: &impl ConnectionTrait, table: Table) -> Result<(u64, String)> {
-    let cols = columns(db, table.name).await?;
+    let mut cols = columns(db, table.name).await?;
+    cols.sort_by(|a, b| a.name.cmp(&b.name));
     let mut pager = Pager::new(table, &cols);
     let (mut n, mut sum) = (0u64, [0u128; 2]);
     loop {
@@ -563,16 +587,8 @@ impl SeaOrmStore {
         // A SQLite read transaction takes its snapshot at its first read.
         count(&snapshot, "workspaces").await?;
         for t in TABLES {
-            let from_cols = columns(&snapshot, t.name).await?;
             let to_cols = columns(&target.db, t.name).await?;
-            let names = |c: &[Column]| c.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
-            if names(&from_cols) != names(&to_cols) {
-                return Err(Error::invalid(format!(
-                    "table {} differs between the two databases: open both with this version \
-                     first (`inlet serve` migrates)",
-                    t.name
-                )));
-            }
+            let from_cols = same_columns(t.name, columns(&snapshot, t.name).await?, &to_cols)?;
             let total = count(&snapshot, t.name).await?;
             exec(
                 &target.db,

@@ -70,20 +70,31 @@ impl SeaOrmStore {
 
     /// Connects with a pool of at most `max_connections` and runs pending migrations.
     pub async fn connect_with(url: &str, max_connections: u32) -> Result<Self, Error> {
+        Self::connect_mapped(url, max_connections, SQLITE_MMAP_BYTES).await
+    }
+
+    /// Connects for a copy that reads every page once (`crate::copy`): SQLite reads without
+    /// memory-mapping the file, so the copy's resident memory stays that of its pages in flight
+    /// rather than growing with the database.
+    pub async fn connect_for_copy(url: &str) -> Result<Self, Error> {
+        Self::connect_mapped(url, DEFAULT_MAX_CONNECTIONS, 0).await
+    }
+
+    async fn connect_mapped(url: &str, max_connections: u32, mmap: u64) -> Result<Self, Error> {
         let mut opts = ConnectOptions::new(url.to_string());
         opts.max_connections(max_connections)
             .min_connections(0)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_timeout(ACQUIRE_TIMEOUT)
             .sqlx_logging(false)
-            .map_sqlx_sqlite_opts(|o| {
+            .map_sqlx_sqlite_opts(move |o| {
                 o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
                     .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Full)
                     .busy_timeout(SQLITE_BUSY_TIMEOUT)
                     .foreign_keys(true)
                     // Reads through the OS page cache without copying, and a larger page
                     // cache per connection than the 2 MB default.
-                    .pragma("mmap_size", SQLITE_MMAP_BYTES.to_string())
+                    .pragma("mmap_size", mmap.to_string())
                     .pragma("cache_size", SQLITE_CACHE_KIB.to_string())
             });
         let db = Database::connect(opts).await.map_err(db_error)?;

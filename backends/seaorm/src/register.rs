@@ -54,7 +54,7 @@ fn open(url: &str) -> OpenFuture {
 pub async fn open_for_copy(url: &str) -> inlet_core::Result<SeaOrmStore> {
     let url = sqlite_creates_file(url);
     create_private_file(&url);
-    SeaOrmStore::connect(&url).await
+    SeaOrmStore::connect_for_copy(&url).await
 }
 
 /// The SQLite file a `sqlite:` URL names, if any.
