@@ -50,7 +50,9 @@ pub fn start(state: &AppState) {
                     tracing::warn!(error = %e, "cannot purge old re-extraction jobs");
                 }
             }
-            match reextract::claim(&*state.records, &owner, LEASE).await {
+            let reader = state.reader.clone();
+            let versions = |f: &str| reader.version(f);
+            match reextract::claim(&*state.records, &owner, LEASE, &versions).await {
                 Ok(Some((row, job))) => {
                     tracing::info!(job = %row.id, "re-extraction started");
                     let id = row.id;

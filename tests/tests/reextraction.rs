@@ -417,3 +417,94 @@ async fn without_originals_re_extraction_says_why() {
             .contains("keeps no originals")
     );
 }
+
+/// `--reextract-after-upgrade`: a replica with newer extractors, started beside one with the
+/// old ones over the same database, queues a re-extraction of every workspace by itself; the
+/// old replica leaves the job alone (it would find nothing due), the new one reads the file
+/// again. A third start with the same extractors queues nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_newer_replica_reads_old_files_again_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("inlet.db").display()
+    );
+    let blobs = format!("file://{}", dir.path().join("blobs").display());
+    let old = TestServer::start_reading(
+        &db,
+        Settings::default(),
+        Some(&blobs),
+        Arc::new(Improving {
+            rtf: AtomicU32::new(1),
+        }),
+    )
+    .await;
+    let paths = old.record_source().await;
+    upload(
+        &old,
+        &paths,
+        "old",
+        "legacy.rtf",
+        corpus("rtf/extraction_test.rtf"),
+    )
+    .await;
+    let settings = Settings {
+        reextract_after_upgrade: true,
+        ..Settings::default()
+    };
+    let new = TestServer::start_reading(
+        &db,
+        settings.clone(),
+        Some(&blobs),
+        Arc::new(Improving {
+            rtf: AtomicU32::new(2),
+        }),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let record = json_of(
+            new.req(Method::GET, &paths.object("old"))
+                .send()
+                .await
+                .unwrap(),
+            200,
+        )
+        .await;
+        if record["extraction"]["extractorVersion"] == 2 {
+            assert!(record["extraction"]["failure"].is_null(), "{record}");
+            assert_eq!(record["version"], 1);
+            break;
+        }
+        assert!(Instant::now() < deadline, "never read again: {record}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let upgrade_jobs = || async {
+        new.state
+            .records
+            .list_jobs(&inlet_core::store::jobs::JobQuery {
+                kind: "reextract".into(),
+                workspace_id: None,
+                open_only: false,
+                limit: 100,
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.workspace_id.is_none())
+            .count()
+    };
+    assert_eq!(upgrade_jobs().await, 1);
+    // Started again with the same extractors: nothing new is queued.
+    let _again = TestServer::start_reading(
+        &db,
+        settings,
+        Some(&blobs),
+        Arc::new(Improving {
+            rtf: AtomicU32::new(2),
+        }),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(upgrade_jobs().await, 1);
+}

@@ -450,11 +450,14 @@ pub async fn cancel(
 }
 
 /// Takes the oldest open job nobody holds (queued, or running with its lease ended) for
-/// `owner`, holding it for `lease`.
+/// `owner`, holding it for `lease`. A worker whose extractors are older than those a job was
+/// asked with (`current` gives its versions) leaves the job to a newer one: during a rolling
+/// upgrade, an old replica would find nothing due and end the job unread.
 pub async fn claim(
     store: &dyn RecordStore,
     owner: &str,
     lease: Duration,
+    current: &(dyn Fn(&str) -> Option<u32> + Sync),
 ) -> Result<Option<(JobRow, Job)>> {
     let open = store
         .list_jobs(&JobQuery {
@@ -467,7 +470,11 @@ pub async fn claim(
     let now = time::now();
     for row in open.iter().rev() {
         let mut job = Job::from_row(row)?;
-        if job.lease.as_ref().is_some_and(|l| l.until > now) {
+        let newer = job
+            .versions
+            .iter()
+            .any(|(format, v)| current(format).is_none_or(|mine| mine < *v));
+        if newer || job.lease.as_ref().is_some_and(|l| l.until > now) {
             continue;
         }
         job.state = JobState::Running;

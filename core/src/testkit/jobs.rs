@@ -143,7 +143,7 @@ pub async fn reextraction_jobs_resume_and_can_be_cancelled(store: &dyn RecordSto
     // Worker a holds the job with a lease that ends at once; b takes it over during a's third
     // record, so a stops there and b resumes after a's second.
     let queued = enqueue().await.unwrap();
-    let (a_row, a_job) = reextract::claim(store, "a", Duration::ZERO)
+    let (a_row, a_job) = reextract::claim(store, "a", Duration::ZERO, &current)
         .await
         .unwrap()
         .expect("claimed");
@@ -166,7 +166,7 @@ pub async fn reextraction_jobs_resume_and_can_be_cancelled(store: &dyn RecordSto
                     *k
                 };
                 if k == 3 {
-                    let (row, _) = reextract::claim(store, "b", Duration::from_secs(60))
+                    let (row, _) = reextract::claim(store, "b", Duration::from_secs(60), &current)
                         .await
                         .unwrap()
                         .expect("b takes the job over");
@@ -186,7 +186,7 @@ pub async fn reextraction_jobs_resume_and_can_be_cancelled(store: &dyn RecordSto
     assert_eq!(held.lease.as_ref().unwrap().owner, "b");
     // b cannot be taken from while its lease holds.
     assert!(
-        reextract::claim(store, "c", Duration::from_secs(60))
+        reextract::claim(store, "c", Duration::from_secs(60), &current)
             .await
             .unwrap()
             .is_none()
@@ -226,7 +226,7 @@ pub async fn reextraction_jobs_resume_and_can_be_cancelled(store: &dyn RecordSto
 
     // Cancelled during its second record, a job stops there.
     let queued = enqueue().await.unwrap();
-    let (row, job) = reextract::claim(store, "a", Duration::from_secs(60))
+    let (row, job) = reextract::claim(store, "a", Duration::from_secs(60), &current)
         .await
         .unwrap()
         .unwrap();
@@ -260,6 +260,35 @@ pub async fn reextraction_jobs_resume_and_can_be_cancelled(store: &dyn RecordSto
     assert_eq!(*reads.lock().unwrap(), 2);
     let cancelled = state(queued.id).await;
     assert_eq!(cancelled.state, JobState::Cancelled);
+    // A job asked for with newer extractors is left to a worker that has them.
+    let newer = reextract::enqueue(
+        store,
+        Some(ws),
+        Selection::default(),
+        false,
+        Origin::Upgrade,
+        BTreeMap::from([("text".to_string(), 3)]),
+    )
+    .await
+    .unwrap();
+    assert!(
+        reextract::claim(store, "old", Duration::ZERO, &current)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let (row, _) = reextract::claim(store, "new", Duration::ZERO, &|_| Some(3))
+        .await
+        .unwrap()
+        .expect("a worker with the newer extractors takes it");
+    assert_eq!(row.id, newer.id);
+    assert!(
+        reextract::cancel(store, ws, newer.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+
     // Another workspace cannot cancel (or see) it; nothing is left to claim.
     assert!(
         reextract::cancel(store, Uuid::new_v4(), queued.id)
@@ -268,7 +297,7 @@ pub async fn reextraction_jobs_resume_and_can_be_cancelled(store: &dyn RecordSto
             .is_none()
     );
     assert!(
-        reextract::claim(store, "a", Duration::ZERO)
+        reextract::claim(store, "a", Duration::ZERO, &current)
             .await
             .unwrap()
             .is_none()
