@@ -3,12 +3,9 @@
 //! killed in flight leave every acknowledged record with its original and, after the sweep, no
 //! blob that no record names.
 
-use std::{
-    path::Path,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use inlet_tests::{SourcePaths, process::InletProcess};
+use inlet_tests::{SourcePaths, corpus_file, files_under, process::InletProcess};
 use reqwest::{Client, Method};
 use sea_orm::{ConnectionTrait, Database, DbBackend, Statement};
 use serde_json::{Value, json};
@@ -23,26 +20,6 @@ const ENV: [(&str, &str); 4] = [
     ("INLET_BLOB_SWEEP_INTERVAL", "1s"),
 ];
 const WHO: (&str, &str) = (EMAIL, TOKEN);
-
-fn corpus(path: &str) -> Vec<u8> {
-    let full = format!("{}/../../shared/corpus/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
-}
-
-/// Files under the blob folder.
-fn blob_files(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => blob_files(&e.path()),
-            Ok(t) if t.is_file() => 1,
-            _ => 0,
-        })
-        .sum()
-}
 
 async fn call(server: &InletProcess, client: &Client, method: Method, path: &str) -> Value {
     let resp = server
@@ -106,7 +83,7 @@ async fn kill_during_re_extraction_resumes_without_rereading() {
     let mut server = InletProcess::spawn(INLET, &db, &ENV);
     server.ready(&client).await;
     let paths = server.record_source(&client, WHO, "crash").await;
-    let pdf = corpus("pdf/2022_Q3_AAPL.pdf");
+    let pdf = corpus_file("pdf/2022_Q3_AAPL.pdf");
     let n = 60u64;
     for i in 0..n {
         let resp = upload(&server, &client, &paths, &format!("r{i}"), pdf.clone())
@@ -262,7 +239,7 @@ async fn kill_during_uploads_loses_and_leaks_nothing() {
     assert!(named().await >= acknowledged.len());
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let (files, live) = (blob_files(&blobs), named().await);
+        let (files, live) = (files_under(&blobs), named().await);
         if files == live {
             break;
         }

@@ -431,3 +431,25 @@ pub async fn bulk_records(
     let res = db.execute_raw(Statement::from_string(backend, sql)).await?;
     Ok(res.rows_affected())
 }
+
+/// The bytes of `../shared/corpus/<path>` (beside the checkout); panics naming the file when
+/// it cannot be read.
+pub fn corpus_file(path: &str) -> Vec<u8> {
+    let full = format!("{}/../../shared/corpus/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+}
+
+/// Files below `dir`, in every subfolder (0 when it does not exist): blobs of a folder store.
+pub fn files_under(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => files_under(&e.path()),
+            Ok(t) if t.is_file() => 1,
+            _ => 0,
+        })
+        .sum()
+}

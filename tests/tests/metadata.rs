@@ -2,14 +2,9 @@
 //! record on every store and shown by `GET .../objects/{externalId}`; the record's title still
 //! follows the spec's rule (the file name), not the document's own title.
 
-use inlet_tests::{TestServer, file_form};
+use inlet_tests::{TestServer, corpus_file, file_form};
 use reqwest::Method;
 use serde_json::{Value, json};
-
-fn corpus(path: &str) -> Vec<u8> {
-    let full = format!("{}/../../shared/corpus/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
-}
 
 async fn upload_and_read(s: &TestServer, name: &str, bytes: Vec<u8>) -> Value {
     let p = s.record_source().await;
@@ -43,7 +38,7 @@ async fn metadata_is_stored_and_shown_on_every_store() {
         let record = upload_and_read(
             &server,
             "ciml.pdf",
-            corpus("pdf/a_course_in_machine_learning_ciml_v0_9_all.pdf"),
+            corpus_file("pdf/a_course_in_machine_learning_ciml_v0_9_all.pdf"),
         )
         .await;
         let m = &record["extraction"]["metadata"];
@@ -60,6 +55,6 @@ async fn metadata_is_stored_and_shown_on_every_store() {
 #[tokio::test]
 async fn nothing_known_means_no_metadata_block() {
     let s = TestServer::start().await;
-    let record = upload_and_read(&s, "noise.bin", corpus("bad/random.bin")).await;
+    let record = upload_and_read(&s, "noise.bin", corpus_file("bad/random.bin")).await;
     assert!(record["extraction"].get("metadata").is_none(), "{record}");
 }

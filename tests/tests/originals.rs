@@ -8,14 +8,9 @@ use std::time::{Duration, Instant};
 
 use inlet_core::blob::Original;
 use inlet_server::Settings;
-use inlet_tests::{SourcePaths, TestServer, expect_problem, file_form};
+use inlet_tests::{SourcePaths, TestServer, corpus_file, expect_problem, file_form, files_under};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-
-fn corpus(path: &str) -> Vec<u8> {
-    let full = format!("{}/../../shared/corpus/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
-}
 
 async fn upload(server: &TestServer, paths: &SourcePaths, id: &str, name: &str, bytes: Vec<u8>) {
     let resp = server
@@ -35,7 +30,7 @@ fn file(paths: &SourcePaths, id: &str) -> String {
 async fn originals_download_as_uploaded() {
     let server = TestServer::start().await;
     let paths = server.record_source().await;
-    let pdf = corpus("pdf/2022_Q3_AAPL.pdf");
+    let pdf = corpus_file("pdf/2022_Q3_AAPL.pdf");
     upload(&server, &paths, "q3", "Q3 report – Apple.pdf", pdf.clone()).await;
 
     let resp = server
@@ -189,17 +184,6 @@ async fn without_originals_downloads_say_why() {
     assert!(detail.contains("original"), "{detail}");
 }
 
-/// Blob files below the folder.
-fn blobs_in(dir: &std::path::Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .map(|e| e.unwrap().path())
-        .map(|p| if p.is_dir() { blobs_in(&p) } else { 1 })
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn blobs_follow_the_live_records() {
     let dir = tempfile::tempdir().unwrap();
@@ -249,7 +233,7 @@ async fn blobs_follow_the_live_records() {
         .unwrap();
     assert_eq!(resp.status(), 204);
     upload(&server, &other, "x", "x.txt", b"elsewhere".to_vec()).await;
-    assert_eq!(blobs_in(&blob_dir), 6, "one blob per distinct content");
+    assert_eq!(files_under(&blob_dir), 6, "one blob per distinct content");
 
     // The COMPLETE close keeps what the sync saw: a, b and c (the replacement joined the open
     // sync).
@@ -263,11 +247,11 @@ async fn blobs_follow_the_live_records() {
 
     // Live: a and b (shared), c (second). The sweep removes first, deleted, outside, elsewhere.
     let deadline = Instant::now() + Duration::from_secs(20);
-    while blobs_in(&blob_dir) != 2 {
+    while files_under(&blob_dir) != 2 {
         assert!(
             Instant::now() < deadline,
             "blobs left: {}",
-            blobs_in(&blob_dir)
+            files_under(&blob_dir)
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

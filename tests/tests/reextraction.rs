@@ -21,7 +21,9 @@ use inlet_server::{
     Settings,
     reader::{Linked, Reader},
 };
-use inlet_tests::{SourcePaths, TestServer, expect_problem, file_form, postgres::Schema};
+use inlet_tests::{
+    SourcePaths, TestServer, corpus_file, expect_problem, file_form, postgres::Schema,
+};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -55,11 +57,6 @@ impl Reader for Improving {
         }
         Linked.version(format)
     }
-}
-
-fn corpus(path: &str) -> Vec<u8> {
-    let full = format!("{}/../../shared/corpus/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
 }
 
 async fn json_of(resp: reqwest::Response, want: u16) -> Value {
@@ -101,6 +98,20 @@ async fn hits(server: &TestServer, q: &str) -> Vec<String> {
         .collect()
 }
 
+/// Queues a re-extraction with `body` as the administrator, asserting 202; the job.
+async fn queue(server: &TestServer, body: Value) -> Value {
+    json_of(
+        server
+            .req(Method::POST, "/reextractions")
+            .json(&body)
+            .send()
+            .await
+            .unwrap(),
+        202,
+    )
+    .await
+}
+
 /// Polls job `id` until it ended (at most 60 s); answers it.
 async fn finished(server: &TestServer, id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -134,7 +145,7 @@ async fn an_improved_extractor_reads_old_files_again(database: &str) {
     )
     .await;
     let paths = server.record_source().await;
-    let rtf = corpus("rtf/extraction_test.rtf");
+    let rtf = corpus_file("rtf/extraction_test.rtf");
     upload(&server, &paths, "old", "legacy.rtf", rtf.clone()).await;
     upload(
         &server,
@@ -169,16 +180,7 @@ async fn an_improved_extractor_reads_old_files_again(database: &str) {
     let cursor = feed["cursor"].as_str().unwrap().to_string();
 
     // Nothing is due while the extractor is at the version that read the file.
-    let job = json_of(
-        server
-            .req(Method::POST, "/reextractions")
-            .json(&json!({"dryRun": true}))
-            .send()
-            .await
-            .unwrap(),
-        202,
-    )
-    .await;
+    let job = queue(&server, json!({"dryRun": true})).await;
     let done = finished(&server, job["id"].as_str().unwrap()).await;
     assert_eq!(done["state"], "DONE", "{done}");
     assert_eq!(done["progress"]["due"], 0, "{done}");
@@ -186,16 +188,7 @@ async fn an_improved_extractor_reads_old_files_again(database: &str) {
 
     // The extractor improves; a re-extraction reads the file again.
     reader.rtf.store(2, Ordering::SeqCst);
-    let job = json_of(
-        server
-            .req(Method::POST, "/reextractions")
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap(),
-        202,
-    )
-    .await;
+    let job = queue(&server, json!({})).await;
     assert_eq!(job["origin"], "API");
     let done = finished(&server, job["id"].as_str().unwrap()).await;
     assert_eq!(done["state"], "DONE", "{done}");
@@ -258,28 +251,14 @@ async fn an_improved_extractor_reads_old_files_again(database: &str) {
     assert_eq!(changed, ["old"], "{feed}");
 
     // Run again: nothing left to do.
-    let job = json_of(
-        server
-            .req(Method::POST, "/reextractions")
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap(),
-        202,
-    )
-    .await;
+    let job = queue(&server, json!({})).await;
     let done = finished(&server, job["id"].as_str().unwrap()).await;
     assert_eq!(done["progress"]["due"], 0, "{done}");
 
     // On demand: every text record of the source, whatever read it.
-    let job = json_of(
-        server
-            .req(Method::POST, "/reextractions")
-            .json(&json!({"format": "text", "all": true, "sourceId": paths.source_id}))
-            .send()
-            .await
-            .unwrap(),
-        202,
+    let job = queue(
+        &server,
+        json!({"format": "text", "all": true, "sourceId": paths.source_id}),
     )
     .await;
     let done = finished(&server, job["id"].as_str().unwrap()).await;
@@ -355,16 +334,7 @@ async fn jobs_are_an_admins_of_their_workspace() {
         .unwrap();
     expect_problem(resp, 404).await;
 
-    let job = json_of(
-        server
-            .req(Method::POST, "/reextractions")
-            .json(&json!({"all": true}))
-            .send()
-            .await
-            .unwrap(),
-        202,
-    )
-    .await;
+    let job = queue(&server, json!({"all": true})).await;
     let id = job["id"].as_str().unwrap();
     let done = finished(&server, id).await;
     assert_eq!(done["progress"]["reread"], 1, "{done}");
@@ -445,7 +415,7 @@ async fn a_newer_replica_reads_old_files_again_by_itself() {
         &paths,
         "old",
         "legacy.rtf",
-        corpus("rtf/extraction_test.rtf"),
+        corpus_file("rtf/extraction_test.rtf"),
     )
     .await;
     let settings = Settings {
