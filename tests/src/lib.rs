@@ -7,6 +7,7 @@ pub mod hooks;
 pub mod oauth;
 pub mod postgres;
 pub mod process;
+pub mod s3;
 
 use std::sync::Arc;
 
@@ -86,6 +87,16 @@ impl TestServer {
             ),
             None => None,
         };
+        Self::start_serving(database, settings, blobs, reader).await
+    }
+
+    /// [`TestServer::start_reading`] with a blob store already opened (e.g. [`s3::S3Server`]'s).
+    pub async fn start_serving(
+        database: &str,
+        settings: Settings,
+        blobs: Option<Arc<dyn inlet_core::blob::BlobStore>>,
+        reader: std::sync::Arc<dyn inlet_server::reader::Reader>,
+    ) -> Self {
         let stores = open_stores(database).await.expect("open stores");
         auth::bootstrap(
             &stores.tokens,

@@ -1,4 +1,5 @@
-//! Re-extraction through the API (DESIGN 7b), on memory, SQLite and PostgreSQL: a file an
+//! Re-extraction through the API (DESIGN 7b), on memory, SQLite and PostgreSQL (and there with
+//! originals in S3-compatible storage shared by replicas): a file an
 //! extractor at version 1 could not read is read again once that extractor reaches version 2,
 //! in the background of the serving process, and search finds it; the record keeps its
 //! version, checksum, tags and file name, and the change feed reports the new reading. Jobs are
@@ -22,7 +23,7 @@ use inlet_server::{
     reader::{Linked, Reader},
 };
 use inlet_tests::{
-    SourcePaths, TestServer, corpus_file, expect_problem, file_form, postgres::Schema,
+    SourcePaths, TestServer, corpus_file, expect_problem, file_form, postgres::Schema, s3::S3Server,
 };
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -299,6 +300,96 @@ async fn an_improved_extractor_reads_old_files_again_on_postgres() {
         return;
     };
     an_improved_extractor_reads_old_files_again(&schema.url).await;
+    schema.drop().await;
+}
+
+/// The same on PostgreSQL with the originals in S3-compatible storage (moto's server) shared by
+/// replicas: a replica with the version 1 extractor stores the file; two replicas with version
+/// 2 start beside it over the same database and bucket. A job queued through one is worked by
+/// one of the new replicas (the old one leaves it alone), read back through the other, and
+/// every replica's search finds the new text; the record is otherwise unchanged, downloads are
+/// byte-identical through every replica, and the bucket holds one blob per live record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_over_postgres_and_s3_read_old_files_again() {
+    let Some(schema) = Schema::for_test().await else {
+        return;
+    };
+    let Some(s3) = S3Server::start().await else {
+        schema.drop().await;
+        return;
+    };
+    let replica = |version: u32| {
+        TestServer::start_serving(
+            &schema.url,
+            Settings::default(),
+            Some(s3.store("deployment")),
+            Arc::new(Improving {
+                rtf: AtomicU32::new(version),
+            }),
+        )
+    };
+    let old = replica(1).await;
+    let paths = old.record_source().await;
+    let rtf = corpus_file("rtf/extraction_test.rtf");
+    upload(&old, &paths, "old", "legacy.rtf", rtf.clone()).await;
+    upload(&old, &paths, "txt", "plain.txt", b"bananas".to_vec()).await;
+    let before = json_of(
+        old.req(Method::GET, &paths.object("old"))
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    assert_eq!(before["extraction"]["extractorVersion"], 1, "{before}");
+
+    let a = replica(2).await;
+    let b = replica(2).await;
+    let job = queue(&a, json!({})).await;
+    let done = finished(&b, job["id"].as_str().unwrap()).await;
+    assert_eq!(done["state"], "DONE", "{done}");
+    assert_eq!(done["progress"]["due"], 1, "{done}");
+    assert_eq!(done["progress"]["reread"], 1, "{done}");
+
+    let after = json_of(
+        b.req(Method::GET, &paths.object("old"))
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    assert_eq!(after["extraction"]["extractorVersion"], 2, "{after}");
+    assert!(after["extraction"]["failure"].is_null(), "{after}");
+    for kept in [
+        "version",
+        "checksum",
+        "tags",
+        "title",
+        "fileName",
+        "createdDate",
+    ] {
+        assert_eq!(after[kept], before[kept], "{kept} changed: {after}");
+    }
+    for server in [&old, &a, &b] {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !hits(server, "Orange").await.contains(&"old".to_string()) {
+            assert!(
+                Instant::now() < deadline,
+                "a replica's search never found it"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let file = server
+            .req(Method::GET, &format!("{}/file", paths.object("old")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(file.status(), 200);
+        assert_eq!(file.bytes().await.unwrap().as_ref(), &rtf[..]);
+    }
+    let blobs = s3.store("deployment").list().await.unwrap();
+    assert_eq!(blobs.len(), 2, "one blob per live record: {blobs:?}");
     schema.drop().await;
 }
 

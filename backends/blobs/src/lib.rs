@@ -81,37 +81,50 @@ fn open_memory(_url: &str) -> BlobOpenFuture {
 }
 
 fn open_s3(url: &str) -> BlobOpenFuture {
-    let rest = url.trim_start_matches("s3://").to_string();
-    Box::pin(async move {
-        let (bucket, prefix) = match rest.split_once('/') {
-            Some((b, p)) => (b.to_string(), p.trim_matches('/').to_string()),
-            None => (rest.clone(), String::new()),
-        };
-        if bucket.is_empty() {
-            return Err(Error::invalid("an s3:// blob store URL names a bucket"));
-        }
-        let s3 = AmazonS3Builder::from_env()
-            .with_bucket_name(bucket)
-            .with_retry(RetryConfig {
-                max_retries: S3_RETRIES,
-                retry_timeout: S3_RETRY_TIMEOUT,
-                ..RetryConfig::default()
-            })
-            // Set key by key: the client options read from the environment (AWS_ALLOW_HTTP)
-            // stay.
-            .with_config(
-                AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
-                format!("{}s", S3_CONNECT_TIMEOUT.as_secs()),
-            )
-            .with_config(
-                AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
-                format!("{}s", S3_REQUEST_TIMEOUT.as_secs()),
-            )
-            .build()
-            .map_err(|e| Error::invalid(format!("s3 blob store: {e}")))?;
-        let prefix = (!prefix.is_empty()).then(|| Path::from(prefix));
-        Ok(Arc::new(Blobs::new(Arc::new(s3), prefix, "s3")) as Arc<dyn BlobStore>)
-    })
+    let url = url.to_string();
+    Box::pin(async move { s3(&url, &[]) })
+}
+
+/// The S3-compatible store `s3://BUCKET[/PREFIX]` names, configured from the `AWS_*` variables
+/// and then from `options`: `object_store`'s S3 keys as text (`aws_endpoint`,
+/// `aws_access_key_id`, `aws_secret_access_key`, `aws_region`, `aws_allow_http`, ...). Lets a
+/// program or a test point at a store without changing its process's environment.
+pub fn s3(url: &str, options: &[(&str, &str)]) -> Result<Arc<dyn BlobStore>> {
+    let rest = url.trim_start_matches("s3://");
+    let (bucket, prefix) = match rest.split_once('/') {
+        Some((b, p)) => (b, p.trim_matches('/')),
+        None => (rest, ""),
+    };
+    if bucket.is_empty() {
+        return Err(Error::invalid("an s3:// blob store URL names a bucket"));
+    }
+    let mut builder = AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .with_retry(RetryConfig {
+            max_retries: S3_RETRIES,
+            retry_timeout: S3_RETRY_TIMEOUT,
+            ..RetryConfig::default()
+        })
+        // Set key by key: the client options read from the environment (AWS_ALLOW_HTTP) stay.
+        .with_config(
+            AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
+            format!("{}s", S3_CONNECT_TIMEOUT.as_secs()),
+        )
+        .with_config(
+            AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
+            format!("{}s", S3_REQUEST_TIMEOUT.as_secs()),
+        );
+    for (key, value) in options {
+        let key: AmazonS3ConfigKey = key
+            .parse()
+            .map_err(|_| Error::invalid(format!("s3 blob store: unknown option {key}")))?;
+        builder = builder.with_config(key, *value);
+    }
+    let s3 = builder
+        .build()
+        .map_err(|e| Error::invalid(format!("s3 blob store: {e}")))?;
+    let prefix = (!prefix.is_empty()).then(|| Path::from(prefix));
+    Ok(Arc::new(Blobs::new(Arc::new(s3), prefix, "s3")) as Arc<dyn BlobStore>)
 }
 
 /// A blob store over any `object_store` implementation, below an optional prefix.
