@@ -3,7 +3,8 @@
 //! tags, extraction outcomes, downloads, sources, sync runs, webhooks, clients, the change
 //! feed), an API token, an OAuth refresh token and a feed cursor issued before the move work
 //! after it; an interrupted copy leaves a target the service refuses until the copy is run
-//! again; a backup taken while a connector writes restores to a serving deployment.
+//! again; a backup taken while a connector writes restores to a serving deployment (SQLite's
+//! `inlet admin backup`, PostgreSQL's `pg_dump`).
 
 use std::{
     path::Path,
@@ -83,6 +84,151 @@ async fn view(server: &TestServer, paths: &SourcePaths) -> Value {
         "listing": listing, "records": records, "sources": sources, "syncs": syncs,
         "webhooks": webhooks, "clients": clients, "feed": feed,
         "search": search["results"], "total": search["total"],
+    })
+}
+
+/// A second source shaped like a file share: folders (a hierarchical tag with its facet), groups
+/// mirrored from the share (nested), and records whose access lists name a user, a group,
+/// `everyone` or nobody.
+struct Drive {
+    source: String,
+    objects: String,
+    folder_tag: String,
+    folder_facet: String,
+}
+
+async fn drive(server: &TestServer) -> Drive {
+    let source = server
+        .create_source(json!({
+            "definition": {"type": "CUSTOM"},
+            "externalId": "drive",
+            "config": {"type": "CUSTOM", "name": "Drive", "trackStatus": true,
+                "specification": {"application": {"objectTypes": [{
+                    "name": "Files", "externalId": "files", "sourceDataType": "RECORD",
+                    "fields": [], "defaultAccess": "RESTRICTED",
+                    "tagConfigs": [{"type": "HIERARCHICAL", "name": "Folder",
+                        "externalId": "folder", "dataType": "TEXT", "allowMultipleValues": false}],
+                    "facets": [{"type": "TAG", "name": "Folder",
+                        "tagConfig": {"externalId": "folder"}, "allowMultipleValues": true}]
+                }]}}
+            }
+        }))
+        .await;
+    let id = |v: &Value| v.as_str().unwrap().to_string();
+    let object_type = &source["sourceObjectTypes"][0];
+    let drive = Drive {
+        source: id(&source["id"]),
+        objects: format!(
+            "/sources/{}/objecttypes/{}/objects",
+            id(&source["id"]),
+            id(&object_type["id"])
+        ),
+        folder_tag: id(&object_type["tagConfigs"][0]["id"]),
+        folder_facet: id(&object_type["facets"][0]["id"]),
+    };
+    for (folder, parent) in [("people", None), ("people-hr", Some("people"))] {
+        let mut body = json!({"name": folder});
+        if let Some(parent) = parent {
+            body["parentExternalId"] = json!(parent);
+        }
+        let resp = server
+            .req(
+                Method::PUT,
+                &format!(
+                    "/sources/{}/tagconfigs/{}/hierarchies/{folder}",
+                    drive.source, drive.folder_tag
+                ),
+            )
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success(), "{:?}", resp.text().await);
+    }
+    for (group, members) in [
+        ("staff", json!(["group:hr"])),
+        ("hr", json!(["user:member@example.com"])),
+    ] {
+        let resp = server
+            .req(
+                Method::PUT,
+                &format!("/sources/{}/groups/{group}", drive.source),
+            )
+            .json(&json!({"members": members}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
+    }
+    for (id, access, folder) in [
+        ("salaries", Some("group:staff"), "people-hr"),
+        ("handbook", Some("everyone"), "people"),
+        ("board", Some("user:chair@example.com"), "people"),
+        ("unlisted", None, "people"),
+    ] {
+        let mut req = server
+            .req(Method::PUT, &format!("{}/{id}/file", drive.objects))
+            .header("X-Service-Object-Tag", format!("folder:{folder}"));
+        if let Some(access) = access {
+            req = req.header("X-Service-Object-Access", access);
+        }
+        let resp = req
+            .multipart(file_form(&format!("{id}.txt"), format!("harbour {id}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201, "{id}: {:?}", resp.text().await);
+    }
+    drive
+}
+
+/// What the drive answers: to the administrator its groups, folders and every record's access
+/// list; to `member` (an API token acting as its user) what search, the listing and the folder
+/// counts let it see.
+async fn drive_view(server: &TestServer, drive: &Drive, member: (&str, &str)) -> Value {
+    let mut access = Vec::new();
+    for id in ["salaries", "handbook", "board", "unlisted"] {
+        access.push(get(server, &format!("{}/{id}/access", drive.objects)).await);
+    }
+    let groups = get(server, &format!("/sources/{}/groups", drive.source)).await;
+    let folder = get(
+        server,
+        &format!(
+            "/sources/{}/facets/{}/hierarchies/people/children",
+            drive.source, drive.folder_facet
+        ),
+    )
+    .await;
+    server.settle().await;
+    let as_member = |path: String| {
+        let req = server
+            .client
+            .get(server.url(&path))
+            .basic_auth(member.0, Some(member.1));
+        async move {
+            let resp = req.send().await.unwrap();
+            assert_eq!(resp.status(), 200, "{path}");
+            resp.json::<Value>().await.unwrap()
+        }
+    };
+    let search = as_member("/search?q=harbour&limit=50".into()).await;
+    let mut seen: Vec<String> = search["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["externalId"].as_str().unwrap().to_string())
+        .collect();
+    seen.sort();
+    let listing = as_member(format!("{}?limit=100", drive.objects)).await;
+    let folders = as_member(format!(
+        "/sources/{}/facets/{}/hierarchies",
+        drive.source, drive.folder_facet
+    ))
+    .await;
+    json!({
+        "access": access, "groups": groups, "folder": folder,
+        "member": {"search": seen, "total": search["total"], "listing": listing,
+            "folders": folders},
     })
 }
 
@@ -184,11 +330,21 @@ async fn sqlite_to_postgres_to_sqlite_answers_as_before() {
         .as_str()
         .unwrap()
         .to_string();
+    let share = drive(&a).await;
     let before = view(&a, &paths).await;
     // "keep" at version 2; "gone" removed by the second COMPLETE, "del" deleted.
     let live = before["records"].as_array().unwrap();
     assert_eq!(live.len(), 1, "{before}");
     assert_eq!(live[0]["object"]["version"], 2, "{before}");
+    let member_key = (member.email.as_str(), member.api_token.as_str());
+    let drive_before = drive_view(&a, &share, member_key).await;
+    // The member reads the drive through the nested group and `everyone`, nothing else (and
+    // the first source's record, which follows the default, `EVERYONE`).
+    assert_eq!(
+        drive_before["member"]["search"],
+        json!(["handbook", "keep", "salaries"]),
+        "{drive_before}"
+    );
 
     // SQLite → PostgreSQL (while A serves), then PostgreSQL → SQLite.
     let (db_c, blobs_b, blobs_c) = (
@@ -208,8 +364,9 @@ async fn sqlite_to_postgres_to_sqlite_answers_as_before() {
         "--to-blobs",
         &blobs_b,
     ]));
-    // Every blob is copied, those waiting out their grace too: three files and a revision.
-    assert_eq!(summary["originalsCopied"], 4, "{summary}");
+    // Every blob is copied, those waiting out their grace too: three files and a revision,
+    // and the drive's four.
+    assert_eq!(summary["originalsCopied"], 8, "{summary}");
     ok(inlet(&[
         "admin",
         "copy",
@@ -239,6 +396,11 @@ async fn sqlite_to_postgres_to_sqlite_answers_as_before() {
         let moved = TestServer::start_keeping(db, Settings::default(), Some(blob_url)).await;
         let after = view(&moved, &paths).await;
         assert_eq!(after, before, "{db}");
+        assert_eq!(
+            drive_view(&moved, &share, member_key).await,
+            drive_before,
+            "{db}"
+        );
         // Credentials issued before the move work after it.
         let resp = moved
             .client
@@ -452,6 +614,193 @@ async fn a_backup_taken_while_writing_restores_and_serves() {
             .unwrap();
         assert_eq!(resp.status(), 200, "{id}");
     }
+}
+
+/// `base` (a PostgreSQL URL) naming database `name` instead of its own.
+fn other_database(base: &str, name: &str) -> String {
+    let (url, query) = match base.split_once('?') {
+        Some((u, q)) => (u, format!("?{q}")),
+        None => (base, String::new()),
+    };
+    let (server, _) = url.rsplit_once('/').unwrap();
+    format!("{server}/{name}{query}")
+}
+
+/// Copies folder `from` into `to` (made), every subfolder too.
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The PostgreSQL backup procedure of docs/operators.md: `pg_dump -Fc` taken while a connector
+/// uploads, the blob folder saved after it, both restored (`pg_restore` into a new database).
+/// The restored deployment serves every write acknowledged before the dump began: records with
+/// their versions, tags and originals, the sync run, and a member's API token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pg_dump_taken_during_ingest_restores_with_nothing_lost() {
+    let Some(base) = inlet_tests::postgres::base_url() else {
+        return;
+    };
+    let tools = ["pg_dump", "pg_restore"].iter().all(|tool| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !tools {
+        assert!(
+            std::env::var("INLET_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+            "pg_dump and pg_restore are required (INLET_REQUIRE_POSTGRES=1)"
+        );
+        return;
+    }
+    let schema = Schema::create(&base, "inlet_dump").await;
+    let dir = tempfile::tempdir().unwrap();
+    let live_blobs = dir.path().join("live-blobs");
+    let blob_url = format!("file://{}", live_blobs.display());
+    let server = TestServer::start_keeping(&schema.url, Settings::default(), Some(&blob_url)).await;
+    let paths = server.record_source().await;
+    let sync = server.sync(&paths, "START_INITIAL", None).await;
+    for i in 0..30 {
+        upload(
+            &server,
+            &paths,
+            &format!("before-{i}"),
+            sync,
+            &format!("harbour file {i}"),
+        )
+        .await;
+    }
+    server.sync(&paths, "COMPLETE", Some(sync)).await;
+    upload(&server, &paths, "before-0", 0, "harbour file 0, revised").await;
+    let member = server.user("member@example.com", "default", false).await;
+
+    // A connector keeps uploading; `acknowledged` counts its answered uploads, in order.
+    let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writer = {
+        let (base, client, paths) = (server.base.clone(), server.client.clone(), paths.clone());
+        let acknowledged = acknowledged.clone();
+        tokio::spawn(async move {
+            for i in 0..300 {
+                let resp = client
+                    .put(format!(
+                        "{base}/api/v1{}/file",
+                        paths.object(&format!("during-{i}"))
+                    ))
+                    .basic_auth(ADMIN_EMAIL, Some(inlet_tests::ADMIN_TOKEN))
+                    .multipart(file_form("d.txt", format!("harbour during {i}")))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(resp.status(), 201);
+                acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    };
+    while acknowledged.load(std::sync::atomic::Ordering::SeqCst) < 20 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let dump = dir.path().join("inlet.dump");
+    let before_dump = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
+    let out = Command::new("pg_dump")
+        .args(["-Fc", "-n", &schema.name, "-f"])
+        .arg(&dump)
+        .args(["-d", &base])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The blob store is saved after the dump: every original the dump names is in it.
+    let saved_blobs = dir.path().join("saved-blobs");
+    copy_folder(&live_blobs, &saved_blobs);
+    writer.await.unwrap();
+    assert!(
+        acknowledged.load(std::sync::atomic::Ordering::SeqCst) > before_dump,
+        "the connector wrote on during the dump"
+    );
+
+    let restored_db = format!("inlet_restored_{}", uuid::Uuid::new_v4().simple());
+    use sea_orm::ConnectionTrait;
+    schema
+        .admin()
+        .execute_unprepared(&format!("CREATE DATABASE {restored_db}"))
+        .await
+        .unwrap();
+    let restored_base = other_database(&base, &restored_db);
+    let out = Command::new("pg_restore")
+        .args(["--no-owner", "-d", &restored_base])
+        .arg(&dump)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let url = inlet_tests::postgres::url_in_schema(&restored_base, &schema.name);
+    let restored_blobs = format!("file://{}", saved_blobs.display());
+    let back = TestServer::start_keeping(&url, Settings::default(), Some(&restored_blobs)).await;
+
+    let mut expected: Vec<(String, String, i64)> = (0..30)
+        .map(|i| (format!("before-{i}"), format!("harbour file {i}"), 1))
+        .collect();
+    expected[0] = ("before-0".into(), "harbour file 0, revised".into(), 2);
+    expected.extend(
+        (0..before_dump).map(|i| (format!("during-{i}"), format!("harbour during {i}"), 1)),
+    );
+    for (id, text, version) in &expected {
+        let record = get(&back, &paths.object(id)).await;
+        assert_eq!(record["version"], *version, "{id}: {record}");
+        let file = back
+            .req(Method::GET, &format!("{}/file", paths.object(id)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(file.status(), 200, "{id}");
+        assert_eq!(file.text().await.unwrap(), *text, "{id}");
+    }
+    let tagged = get(&back, &paths.object("before-7")).await;
+    assert_eq!(
+        tagged["tags"],
+        get(&server, &paths.object("before-7")).await["tags"]
+    );
+    // The sync run, closed before the dump (uploads without a sync number leave it alone).
+    assert_eq!(
+        get(&back, &paths.syncs()).await,
+        get(&server, &paths.syncs()).await
+    );
+    let resp = back
+        .client
+        .get(back.url("/sources"))
+        .basic_auth(&member.email, Some(&member.api_token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "the member's API token works");
+    back.settle().await;
+    let total = get(&back, "/search?q=harbour&limit=1").await["total"]
+        .as_u64()
+        .unwrap();
+    assert!(total >= expected.len() as u64, "{total}");
+
+    let _ = schema
+        .admin()
+        .execute_unprepared(&format!(
+            "DROP DATABASE IF EXISTS {restored_db} WITH (FORCE)"
+        ))
+        .await;
+    schema.drop().await;
 }
 
 /// Every table of the schema is either copied or left out on purpose: a migration that adds a
