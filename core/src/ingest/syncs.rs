@@ -1,6 +1,7 @@
 //! Opening and closing syncs: the store applies the state machine of [`crate::sync`]
 //! atomically; the rules decided here are which mass-removal guard a COMPLETE close runs under
-//! and who may drive an object type's syncs once its records are not all everyone's.
+//! and who may drive an object type's syncs, or write its records, once its records are not
+//! all everyone's.
 
 use crate::{
     Error, RecordStore, Result,
@@ -27,10 +28,39 @@ pub async fn check_driver(
     scope: Scope,
     viewer: &Viewer,
 ) -> Result<()> {
+    connector_only(store, object_type, scope, viewer, CONNECTOR_SYNCS).await
+}
+
+/// Why a reader who does not read everything is refused writing an object type's records.
+pub const CONNECTOR_WRITES: &str = "this object type's records carry access lists: they are \
+     written with a workspace administrator's API token (the connector), so that no write tells \
+     whether a record you may not read exists";
+
+/// Refuses `viewer` writing the object type's records (upload, JSON push) once permissions are
+/// in use in it: a write to an externalId creates a record or replaces one, and which it did
+/// would tell whether a record the caller may not read exists. Deletes and touches need no such
+/// rule: they answer a hidden record as a missing one. Like [`check_driver`], the refusal
+/// depends on the object type's setup only.
+pub async fn check_writer(
+    store: &dyn RecordStore,
+    object_type: &ObjectType,
+    scope: Scope,
+    viewer: &Viewer,
+) -> Result<()> {
+    connector_only(store, object_type, scope, viewer, CONNECTOR_WRITES).await
+}
+
+async fn connector_only(
+    store: &dyn RecordStore,
+    object_type: &ObjectType,
+    scope: Scope,
+    viewer: &Viewer,
+    why: &str,
+) -> Result<()> {
     if matches!(viewer, Viewer::All) || !permissions_in_use(store, object_type, scope).await? {
         return Ok(());
     }
-    Err(Error::Forbidden(CONNECTOR_SYNCS.into()))
+    Err(Error::Forbidden(why.into()))
 }
 
 /// Whether permissions are in use in the object type: its `defaultAccess` is RESTRICTED or a

@@ -113,7 +113,10 @@ async fn prepare(
         super::access::connector_only(principal)?;
     }
     let (source, ot, scope) = object_type(state, principal, source_id, object_type_id).await?;
-    super::refuse_hidden(state, principal, scope, external_id, ingest::hidden_record).await?;
+    if !principal.reads_everything() {
+        let viewer = state.viewers.of(&*state.records, principal).await?;
+        ingest::syncs::check_writer(&*state.records, &ot, scope, &viewer).await?;
+    }
     let request = write::Request {
         external_id,
         sync_number,
