@@ -9,6 +9,10 @@
 use std::{
     path::Path,
     process::{Command, Output},
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::Duration,
 };
 
@@ -230,6 +234,35 @@ async fn drive_view(server: &TestServer, drive: &Drive, member: (&str, &str)) ->
         "member": {"search": seen, "total": search["total"], "listing": listing,
             "folders": folders},
     })
+}
+
+/// A connector uploading `during-0` … `during-{n-1}` one after another in the background; the
+/// count of uploads answered 201 so far.
+fn connector(
+    server: &TestServer,
+    paths: &SourcePaths,
+    n: usize,
+) -> (tokio::task::JoinHandle<()>, Arc<AtomicUsize>) {
+    let acknowledged = Arc::new(AtomicUsize::new(0));
+    let (base, client, paths) = (server.base.clone(), server.client.clone(), paths.clone());
+    let counted = acknowledged.clone();
+    let writer = tokio::spawn(async move {
+        for i in 0..n {
+            let resp = client
+                .put(format!(
+                    "{base}/api/v1{}/file",
+                    paths.object(&format!("during-{i}"))
+                ))
+                .basic_auth(ADMIN_EMAIL, Some(inlet_tests::ADMIN_TOKEN))
+                .multipart(file_form("d.txt", format!("harbour during {i}")))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), 201);
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    (writer, acknowledged)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -533,22 +566,7 @@ async fn a_backup_taken_while_writing_restores_and_serves() {
         .await;
     }
     // A connector keeps writing while the backup runs.
-    let writer = {
-        let (base, client, paths) = (server.base.clone(), server.client.clone(), paths.clone());
-        tokio::spawn(async move {
-            for i in 0..200 {
-                let _ = client
-                    .put(format!(
-                        "{base}/api/v1{}/file",
-                        paths.object(&format!("during-{i}"))
-                    ))
-                    .basic_auth(ADMIN_EMAIL, Some(inlet_tests::ADMIN_TOKEN))
-                    .multipart(file_form("d.txt", format!("harbour during {i}")))
-                    .send()
-                    .await;
-            }
-        })
-    };
+    let (writer, _) = connector(&server, &paths, 200);
     tokio::time::sleep(Duration::from_millis(100)).await;
     let file = dir.path().join("backup.db");
     let file_arg = file.display().to_string();
@@ -684,32 +702,12 @@ async fn a_pg_dump_taken_during_ingest_restores_with_nothing_lost() {
     let member = server.user("member@example.com", "default", false).await;
 
     // A connector keeps uploading; `acknowledged` counts its answered uploads, in order.
-    let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let writer = {
-        let (base, client, paths) = (server.base.clone(), server.client.clone(), paths.clone());
-        let acknowledged = acknowledged.clone();
-        tokio::spawn(async move {
-            for i in 0..300 {
-                let resp = client
-                    .put(format!(
-                        "{base}/api/v1{}/file",
-                        paths.object(&format!("during-{i}"))
-                    ))
-                    .basic_auth(ADMIN_EMAIL, Some(inlet_tests::ADMIN_TOKEN))
-                    .multipart(file_form("d.txt", format!("harbour during {i}")))
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(resp.status(), 201);
-                acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-        })
-    };
-    while acknowledged.load(std::sync::atomic::Ordering::SeqCst) < 20 {
+    let (writer, acknowledged) = connector(&server, &paths, 300);
+    while acknowledged.load(Ordering::SeqCst) < 20 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let dump = dir.path().join("inlet.dump");
-    let before_dump = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
+    let before_dump = acknowledged.load(Ordering::SeqCst);
     let out = Command::new("pg_dump")
         .args(["-Fc", "-n", &schema.name, "-f"])
         .arg(&dump)
@@ -726,7 +724,7 @@ async fn a_pg_dump_taken_during_ingest_restores_with_nothing_lost() {
     copy_folder(&live_blobs, &saved_blobs);
     writer.await.unwrap();
     assert!(
-        acknowledged.load(std::sync::atomic::Ordering::SeqCst) > before_dump,
+        acknowledged.load(Ordering::SeqCst) > before_dump,
         "the connector wrote on during the dump"
     );
 
