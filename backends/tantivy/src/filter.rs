@@ -5,7 +5,7 @@
 //! term's postings (a million entries for a million records) are not read for each search.
 
 use tantivy::{
-    DocId, DocSet, Score, SegmentReader, TantivyError, Term,
+    COLLECT_BLOCK_BUFFER_LEN, DocId, DocSet, Score, SegmentReader, TantivyError, Term,
     query::{
         AllScorer, ConstScorer, EmptyScorer, EnableScoring, Explanation, Occur, Query, Scorer,
         Weight,
@@ -69,4 +69,60 @@ pub fn scorer_unless_everything(
 ) -> tantivy::Result<Option<Box<dyn Scorer>>> {
     let scorer = filter.scorer(reader, 1.0)?;
     Ok((!scorer.is::<AllScorer>()).then_some(scorer))
+}
+
+/// The documents of one segment that meet every filter, read once per segment into a bitset:
+/// a record a ranked walk finds is then checked with one bit test before anything of it is
+/// scored, however many records the filters leave out (a reader's access terms keep a tenth).
+pub struct Allowed {
+    words: Vec<u64>,
+}
+
+impl Allowed {
+    /// The documents of `reader` meeting every filter of `filters`; `None` when each matches
+    /// every document there (nothing to check).
+    pub fn of(
+        filters: &[Box<dyn Weight>],
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Option<Self>> {
+        let mut allowed: Option<Allowed> = None;
+        for f in filters {
+            let Some(mut scorer) = scorer_unless_everything(f.as_ref(), reader)? else {
+                continue;
+            };
+            let mut words = vec![0u64; (reader.max_doc() as usize).div_ceil(64)];
+            let mut buffer = [0; COLLECT_BLOCK_BUFFER_LEN];
+            loop {
+                let n = scorer.fill_buffer(&mut buffer);
+                for &doc in &buffer[..n] {
+                    words[(doc / 64) as usize] |= 1 << (doc % 64);
+                }
+                if n < COLLECT_BLOCK_BUFFER_LEN {
+                    break;
+                }
+            }
+            allowed = Some(match allowed {
+                None => Allowed { words },
+                Some(mut both) => {
+                    for (w, other) in both.words.iter_mut().zip(&words) {
+                        *w &= other;
+                    }
+                    both
+                }
+            });
+        }
+        Ok(allowed)
+    }
+
+    /// Whether `doc` meets every filter.
+    pub fn contains(&self, doc: DocId) -> bool {
+        self.words
+            .get((doc / 64) as usize)
+            .is_some_and(|w| w & (1 << (doc % 64)) != 0)
+    }
+
+    /// Whether no document of the segment does.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| *w == 0)
+    }
 }

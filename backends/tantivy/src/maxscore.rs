@@ -278,8 +278,13 @@ impl Window {
 /// Calls `visit(doc, score)` in document order for every record holding a clause whose bound
 /// reaches the threshold `visit` last returned ([`Score::MIN`] at first: every record), with
 /// the record's OR score (the sum of its scored clauses' scores). A record whose bound is under
-/// the threshold is skipped. `visit` may raise the threshold, never lower it.
-pub fn for_each(mut clauses: Vec<Clause>, mut visit: impl FnMut(DocId, Score) -> Score) {
+/// the threshold, or that `keep` refuses (looked at before anything of it is scored: a
+/// filter's bitset), is skipped. `visit` may raise the threshold, never lower it.
+pub fn for_each(
+    mut clauses: Vec<Clause>,
+    keep: impl Fn(DocId) -> bool,
+    mut visit: impl FnMut(DocId, Score) -> Score,
+) {
     for (i, c) in clauses.iter_mut().enumerate() {
         c.order = i;
     }
@@ -318,6 +323,11 @@ pub fn for_each(mut clauses: Vec<Clause>, mut visit: impl FnMut(DocId, Score) ->
                 touched &= touched - 1;
                 let doc = start + at as DocId;
                 let held = &mut window.held[at * window.words..(at + 1) * window.words];
+                if !keep(doc) {
+                    held.fill(0);
+                    window.most[at] = 0.0;
+                    continue;
+                }
                 // The record's bound from the maxima first (no scoring): most records of the
                 // essential clauses hold only some of them.
                 let at_most = below[essential] + std::mem::take(&mut window.most[at]);
@@ -427,12 +437,30 @@ mod tests {
                 fixed(&[(2, 0.5), (4, 0.25)]),
                 Clause::bonus(docs(&[2, 9]), 3.0),
             ],
+            |_| true,
             |doc, score| {
                 seen.push((doc, score));
                 Score::MIN
             },
         );
         assert_eq!(seen, vec![(1, 1.0), (2, 0.5), (4, 2.25), (9, 0.0)]);
+    }
+
+    #[test]
+    fn records_kept_out_are_never_scored_nor_visited() {
+        let mut seen = Vec::new();
+        for_each(
+            vec![
+                fixed(&[(1, 1.0), (4, 2.0), (70, 1.0)]),
+                fixed(&[(2, 0.5), (4, 0.25), (70, 3.0)]),
+            ],
+            |doc| doc % 2 == 0,
+            |doc, score| {
+                seen.push((doc, score));
+                Score::MIN
+            },
+        );
+        assert_eq!(seen, vec![(2, 0.5), (4, 2.25), (70, 4.0)]);
     }
 
     #[test]
@@ -444,10 +472,14 @@ mod tests {
         let doubled = bounded(&[(0, 2.0), (5, 2.0), (6, 1.0)], 2.0);
         let bonus = Clause::bonus(docs(&[5, 7]), 4.0);
         let mut seen = Vec::new();
-        for_each(vec![small, doubled, bonus], |doc, score| {
-            seen.push((doc, score));
-            5.0
-        });
+        for_each(
+            vec![small, doubled, bonus],
+            |_| true,
+            |doc, score| {
+                seen.push((doc, score));
+                5.0
+            },
+        );
         // 0: first record. 3: bound 1 < 5, skipped. 5: 0.5 + 2 (bound 0.5 + 4 + 4). 6: bound
         // 2 + 1 < 5 without the bonus, skipped. 7: bound 1 + 4 = 5, visited.
         assert_eq!(seen, vec![(0, 3.0), (5, 2.5), (7, 1.0)]);
@@ -466,6 +498,7 @@ mod tests {
         let mut seen = Vec::new();
         for_each(
             vec![term, Clause::bonus(Box::new(bound), 4.0)],
+            |_| true,
             |doc, score| {
                 seen.push((doc, score));
                 4.5
@@ -529,16 +562,20 @@ mod tests {
                 .collect();
             let mut page: Vec<(DocId, Score)> = Vec::new();
             let mut visited = 0;
-            for_each(walked, |doc, score| {
-                visited += 1;
-                page.push((doc, score));
-                page.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                page.truncate(10);
-                match page.len() {
-                    10 => page[9].1,
-                    _ => Score::MIN,
-                }
-            });
+            for_each(
+                walked,
+                |_| true,
+                |doc, score| {
+                    visited += 1;
+                    page.push((doc, score));
+                    page.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    page.truncate(10);
+                    match page.len() {
+                        10 => page[9].1,
+                        _ => Score::MIN,
+                    }
+                },
+            );
             assert_eq!(
                 page, expected,
                 "round {round}: {clauses} clauses, {records} records"
@@ -555,6 +592,7 @@ mod tests {
         let mut thresholds = vec![1.0, 10.0, 0.0].into_iter();
         for_each(
             vec![fixed(&[(0, 20.0), (1, 20.0), (2, 20.0), (3, 1.0)])],
+            |_| true,
             |doc, _| {
                 seen.push(doc);
                 thresholds.next().unwrap_or(0.0)

@@ -16,9 +16,12 @@
 //! multiple, the phrases): only the postings that can lift a record onto the page are walked,
 //! the others looked up in the records found. One word is left to tantivy, which skips whole
 //! blocks of postings whose best score cannot reach the page (block-max WAND) given the
-//! threshold this collector keeps returning. Filters and exclusions are then checked on the
-//! few records that get through. Totals and facets are counted in a separate pass that reads
-//! every match without scoring it.
+//! threshold this collector keeps returning. The filters (workspace, source, tags, a reader's
+//! access terms) are read once per segment into a bitset ([`crate::filter::Allowed`]) that
+//! the walk tests before it scores a record, so a filter keeping a tenth of the records costs
+//! a bit test per record walked, not a lookup; exclusions are checked on the few records that
+//! get through. Totals and facets are counted in a separate pass that reads every match
+//! without scoring it.
 //!
 //! [`query::Built`]: crate::query::Built
 
@@ -52,6 +55,12 @@ use crate::{
 /// Records holding every word are visited first when one word is in at most one record in
 /// this many.
 const RARE_WORD: u64 = 4;
+
+/// A filter keeping fewer records than the broadest word's over this many is intersected with
+/// the words rather than checked on the pruned walk's records. The walk checks a filter with
+/// one bit test before scoring a record, so it pays for the word's postings only; intersecting
+/// pays for scoring every record the filter keeps, cheaper only for a much narrower filter.
+const INTERSECT_BELOW: u64 = 20;
 
 /// A result's place: rounded score, then record id (both higher first).
 pub type Key = (i64, u64);
@@ -238,9 +247,10 @@ impl Ranked {
         if built.all_words().is_empty() {
             rarest = u64::MAX;
         }
-        // A filter leaving out most records holding a word (a tag, another workspace's
-        // records) is better intersected than checked on the OR's candidates; one whose
-        // records are not known from its terms (dates) is taken to be such.
+        // A filter keeping a small share of the records holding a word (a rare tag, another
+        // workspace's records; [`INTERSECT_BELOW`]) is better intersected than checked on the
+        // OR's candidates; one whose records are not known from its terms (dates) is taken to
+        // be such.
         let mut narrow = false;
         for f in filters {
             let mut terms = Vec::new();
@@ -249,7 +259,7 @@ impl Ranked {
             for t in &terms {
                 records = records.saturating_add(searcher.doc_freq(t)?);
             }
-            narrow |= terms.is_empty() || records.saturating_mul(2) < broadest;
+            narrow |= terms.is_empty() || records.saturating_mul(INTERSECT_BELOW) < broadest;
         }
         let prunes = prunes && !narrow;
         let every_word = !all_words.is_empty()
@@ -385,11 +395,11 @@ impl Ranked {
     }
 
     /// Whether pruning the OR beats ranking the `total` matches of the whole query: not when
-    /// the filters (another workspace, a tag, dates) leave out most of the records holding a
-    /// word, which the OR would visit only to drop them. When not, the collector is set to be
+    /// the filters (another workspace, a tag, dates) keep a small share of the records holding
+    /// a word ([`INTERSECT_BELOW`]), which the OR would visit only to drop them. When not, the collector is set to be
     /// given the whole query.
     pub fn worth_pruning(&mut self, total: usize) -> bool {
-        if (total as u64).saturating_mul(2) >= self.broadest {
+        if (total as u64).saturating_mul(INTERSECT_BELOW) >= self.broadest {
             return true;
         }
         self.checks = None;
@@ -564,35 +574,30 @@ impl Collector for Ranked {
             })?;
             return Ok(top.harvest());
         };
-        // Filters and exclusions are read in document order: a fresh set for each pass.
-        let checked =
-            |reader: &SegmentReader| -> tantivy::Result<Option<(Vec<Probe>, Vec<Probe>)>> {
-                let mut filters = Vec::with_capacity(checks.filters.len());
-                for f in &checks.filters {
-                    let Some(scorer) = crate::filter::scorer_unless_everything(f.as_ref(), reader)?
-                    else {
-                        continue;
-                    };
-                    match Probe::new(scorer) {
-                        Some(p) => filters.push(p),
-                        // A filter nothing in the segment matches.
-                        None => return Ok(None),
-                    }
-                }
-                let mut excluded = Vec::with_capacity(checks.excluded.len());
-                for e in &checks.excluded {
-                    excluded.extend(Probe::new(e.scorer(reader, 1.0)?));
-                }
-                Ok(Some((filters, excluded)))
-            };
-        let passes = |doc: DocId, filters: &mut [Probe], excluded: &mut [Probe]| {
-            alive.is_none_or(|a| a.is_alive(doc))
-                && filters.iter_mut().all(|p| p.at(doc))
-                && !excluded.iter_mut().any(|p| p.at(doc))
-        };
-        let Some((mut filters, mut excluded)) = checked(reader)? else {
+        // The filters as a bitset of the segment's records meeting them, read once; the
+        // exclusions in document order, a fresh set for each pass.
+        let allowed = crate::filter::Allowed::of(&checks.filters, reader)?;
+        if allowed
+            .as_ref()
+            .is_some_and(crate::filter::Allowed::is_empty)
+        {
             return Ok(Vec::new());
+        }
+        let keep = |doc: DocId| {
+            alive.is_none_or(|a| a.is_alive(doc))
+                && allowed.as_ref().is_none_or(|a| a.contains(doc))
         };
+        let exclusions = |reader: &SegmentReader| -> tantivy::Result<Vec<Probe>> {
+            let mut probes = Vec::with_capacity(checks.excluded.len());
+            for e in &checks.excluded {
+                probes.extend(Probe::new(e.scorer(reader, 1.0)?));
+            }
+            Ok(probes)
+        };
+        let passes = |doc: DocId, excluded: &mut [Probe]| {
+            keep(doc) && !excluded.iter_mut().any(|p| p.at(doc))
+        };
+        let mut excluded = exclusions(reader)?;
         match self.every_word {
             true if top.all_possible => {
                 // The complete matches first: the rarest word's records holding every other
@@ -610,8 +615,9 @@ impl Collector for Ranked {
                     if doc == TERMINATED {
                         break;
                     }
-                    if others.iter_mut().all(|w| w.iter_mut().any(|p| p.at(doc)))
-                        && passes(doc, &mut filters, &mut excluded)
+                    if keep(doc)
+                        && others.iter_mut().all(|w| w.iter_mut().any(|p| p.at(doc)))
+                        && passes(doc, &mut excluded)
                     {
                         top.collect_complete(doc, crate::maxscore::score_at(&mut scored, doc));
                     }
@@ -622,12 +628,10 @@ impl Collector for Ranked {
                     }
                 }
                 // Then the OR pruned for records missing a word, which earn no bonus.
-                let Some((mut filters, mut excluded)) = checked(reader)? else {
-                    return Ok(Vec::new());
-                };
+                let mut excluded = exclusions(reader)?;
                 let clauses = self.clauses(reader, 1.0)?;
-                crate::maxscore::for_each(clauses, |doc, score| {
-                    if passes(doc, &mut filters, &mut excluded) && !top.holds_every_word(doc) {
+                crate::maxscore::for_each(clauses, keep, |doc, score| {
+                    if passes(doc, &mut excluded) && !top.holds_every_word(doc) {
                         top.push(doc, score);
                     }
                     top.threshold()
@@ -645,8 +649,8 @@ impl Collector for Ranked {
                 if top.words.is_empty() || top.all_possible {
                     clauses.extend(top.bonuses.iter().filter_map(SegmentBonus::clause));
                 }
-                crate::maxscore::for_each(clauses, |doc, score| {
-                    if passes(doc, &mut filters, &mut excluded) {
+                crate::maxscore::for_each(clauses, keep, |doc, score| {
+                    if passes(doc, &mut excluded) {
                         top.collect(doc, score);
                     }
                     top.threshold()
@@ -655,7 +659,7 @@ impl Collector for Ranked {
             _ => {
                 // One word, no bonus: the OR's score is the final one.
                 weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
-                    if passes(doc, &mut filters, &mut excluded) {
+                    if passes(doc, &mut excluded) {
                         top.collect(doc, score);
                     }
                     top.threshold()
