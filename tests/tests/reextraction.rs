@@ -67,6 +67,19 @@ async fn json_of(resp: reqwest::Response, want: u16) -> Value {
     serde_json::from_str(&body).unwrap()
 }
 
+/// Record `id` of `paths` as the administrator reads it (asserting 200).
+async fn record(server: &TestServer, paths: &SourcePaths, id: &str) -> Value {
+    json_of(
+        server
+            .req(Method::GET, &paths.object(id))
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await
+}
+
 async fn upload(server: &TestServer, paths: &SourcePaths, id: &str, name: &str, bytes: Vec<u8>) {
     let resp = server
         .req(
@@ -174,15 +187,7 @@ async fn an_improved_extractor_reads_old_files_again(database: &str) {
         b"bananas in plain text".to_vec(),
     )
     .await;
-    let before = json_of(
-        server
-            .req(Method::GET, &paths.object("old"))
-            .send()
-            .await
-            .unwrap(),
-        200,
-    )
-    .await;
+    let before = record(&server, &paths, "old").await;
     assert_eq!(before["extraction"]["extractorVersion"], 1, "{before}");
     assert!(before["extraction"]["failure"].is_string(), "{before}");
     server.settle().await;
@@ -215,15 +220,7 @@ async fn an_improved_extractor_reads_old_files_again(database: &str) {
     assert_eq!(done["progress"]["reread"], 1, "{done}");
     assert!(done["startedDate"].is_string() && done["finishedDate"].is_string());
 
-    let after = json_of(
-        server
-            .req(Method::GET, &paths.object("old"))
-            .send()
-            .await
-            .unwrap(),
-        200,
-    )
-    .await;
+    let after = record(&server, &paths, "old").await;
     read_again(&before, &after);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !hits(&server, "Orange").await.contains(&"old".to_string()) {
@@ -339,14 +336,7 @@ async fn two_replicas_over_postgres_and_s3_read_old_files_again() {
     let rtf = corpus_file("rtf/extraction_test.rtf");
     upload(&old, &paths, "old", "legacy.rtf", rtf.clone()).await;
     upload(&old, &paths, "txt", "plain.txt", b"bananas".to_vec()).await;
-    let before = json_of(
-        old.req(Method::GET, &paths.object("old"))
-            .send()
-            .await
-            .unwrap(),
-        200,
-    )
-    .await;
+    let before = record(&old, &paths, "old").await;
     assert_eq!(before["extraction"]["extractorVersion"], 1, "{before}");
 
     let a = replica(2).await;
@@ -357,14 +347,7 @@ async fn two_replicas_over_postgres_and_s3_read_old_files_again() {
     assert_eq!(done["progress"]["due"], 1, "{done}");
     assert_eq!(done["progress"]["reread"], 1, "{done}");
 
-    let after = json_of(
-        b.req(Method::GET, &paths.object("old"))
-            .send()
-            .await
-            .unwrap(),
-        200,
-    )
-    .await;
+    let after = record(&b, &paths, "old").await;
     read_again(&before, &after);
     for server in [&old, &a, &b] {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -519,20 +502,13 @@ async fn a_newer_replica_reads_old_files_again_by_itself() {
     .await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let record = json_of(
-            new.req(Method::GET, &paths.object("old"))
-                .send()
-                .await
-                .unwrap(),
-            200,
-        )
-        .await;
-        if record["extraction"]["extractorVersion"] == 2 {
-            assert!(record["extraction"]["failure"].is_null(), "{record}");
-            assert_eq!(record["version"], 1);
+        let now = record(&new, &paths, "old").await;
+        if now["extraction"]["extractorVersion"] == 2 {
+            assert!(now["extraction"]["failure"].is_null(), "{now}");
+            assert_eq!(now["version"], 1);
             break;
         }
-        assert!(Instant::now() < deadline, "never read again: {record}");
+        assert!(Instant::now() < deadline, "never read again: {now}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let upgrade_jobs = || async {
