@@ -264,6 +264,30 @@ impl Group {
     }
 }
 
+/// The records of one object type a reader may read ([`Viewer::readable_in`]):
+/// those whose access list names one of `grantees` (as lists hold them: `everyone`,
+/// `user:<e-mail>`, `group:<externalId>`), and those without a list when `default` (the
+/// object type's default is the reader's).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Readable {
+    /// The list entries that let the reader in.
+    pub grantees: Vec<String>,
+    /// Whether records without a list are readable.
+    pub default: bool,
+}
+
+impl Readable {
+    /// Whether a record with `access` (its list, `None` without one) is readable.
+    pub fn admits(&self, access: Option<&[Grantee]>) -> bool {
+        match access {
+            None => self.default,
+            Some(list) => list
+                .iter()
+                .any(|g| self.grantees.iter().any(|e| *e == g.to_string())),
+        }
+    }
+}
+
 /// What a caller may read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Viewer {
@@ -274,6 +298,33 @@ pub enum Viewer {
 }
 
 impl Viewer {
+    /// What the viewer may read of an object type, as its records' lists name it (for a store
+    /// to trim a listing); `None` for [`Viewer::All`].
+    pub fn readable_in(&self, source_id: Uuid, object_type_id: Uuid) -> Option<Readable> {
+        let Self::Only(terms) = self else {
+            return None;
+        };
+        let group_prefix = group_term(source_id, "");
+        let default = default_term(object_type_id);
+        let mut readable = Readable::default();
+        for term in terms {
+            if term == EVERYONE_TERM {
+                readable.grantees.push(Grantee::Everyone.to_string());
+            } else if let Some(email) = term.strip_prefix("u:") {
+                readable
+                    .grantees
+                    .push(Grantee::User(email.into()).to_string());
+            } else if let Some(group) = term.strip_prefix(group_prefix.as_str()) {
+                readable
+                    .grantees
+                    .push(Grantee::Group(group.into()).to_string());
+            } else if *term == default {
+                readable.default = true;
+            }
+        }
+        Some(readable)
+    }
+
     /// Whether a record with these index terms is readable.
     pub fn reads(&self, terms: &[String]) -> bool {
         match self {

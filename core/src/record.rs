@@ -232,6 +232,8 @@ pub struct ListQuery {
     pub modified_since: Option<Timestamp>,
     /// Only records that carry an access list of their own (not their object type's default).
     pub with_access_list: bool,
+    /// Only the records a reader may read; `None`: every record.
+    pub readable: Option<crate::access::Readable>,
 }
 
 /// What an upload does to the record, decided before any extraction.

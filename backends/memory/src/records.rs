@@ -238,6 +238,12 @@ impl Records for MemoryStore {
             .filter(|r| query.include_removed || !r.removed)
             .filter(|r| query.modified_since.is_none_or(|t| r.modified_date >= t))
             .filter(|r| !query.with_access_list || r.access.is_some())
+            .filter(|r| {
+                query
+                    .readable
+                    .as_ref()
+                    .is_none_or(|rd| rd.admits(r.access.as_deref()))
+            })
             .collect();
         page.sort_unstable_by(|a, b| a.external_id.cmp(&b.external_id));
         page.truncate(query.limit);

@@ -173,6 +173,31 @@ impl SeaOrmStore {
         if query.with_access_list {
             filters.push_str(" AND r.access IS NOT NULL");
         }
+        if let Some(readable) = &query.readable {
+            // A record without a list follows the default; one with a list (JSON text) is
+            // readable when it names a grantee of the reader's.
+            let mut named = Vec::with_capacity(readable.grantees.len());
+            for g in &readable.grantees {
+                values.push(g.clone().into());
+                named.push(format!("${}", values.len()));
+            }
+            let listed = match (named.is_empty(), self.backend()) {
+                (true, _) => "FALSE".to_string(),
+                (false, sea_orm::DbBackend::Postgres) => format!(
+                    "EXISTS (SELECT 1 FROM json_array_elements_text(r.access::json) AS g(v) \
+                     WHERE g.v IN ({}))",
+                    named.join(", ")
+                ),
+                (false, _) => format!(
+                    "EXISTS (SELECT 1 FROM json_each(r.access) AS g WHERE g.value IN ({}))",
+                    named.join(", ")
+                ),
+            };
+            let default = if readable.default { "TRUE" } else { "FALSE" };
+            filters.push_str(&format!(
+                " AND ((r.access IS NULL AND {default}) OR (r.access IS NOT NULL AND {listed}))"
+            ));
+        }
         values.push(i64::try_from(query.limit).unwrap_or(i64::MAX).into());
         let sql = format!(
             "SELECT {METADATA_COLUMNS} FROM records r JOIN object_types o ON o.id = r.object_type_id \

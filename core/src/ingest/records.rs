@@ -407,12 +407,10 @@ pub async fn list(
 ) -> Result<Page> {
     let limit = page_limit(limit)?;
     let mut after = cursor.map(parse_cursor).transpose()?;
-    // A reader sees only what they may read; the cursor names only records they saw, so the
-    // store is read on past records hidden from them until the page is full or ends.
-    let read = match viewer {
-        Viewer::All => limit + 1,
-        Viewer::Only(_) => (limit + 1).max(MAX_PAGE),
-    };
+    // A reader sees only what they may read: the store leaves out records hidden from them
+    // (checked again here), so the cursor names only records they saw.
+    let read = limit + 1;
+    let readable = viewer.readable_in(scope.source_id, scope.object_type_id);
     let mut records = Vec::new();
     loop {
         let query = ListQuery {
@@ -422,6 +420,7 @@ pub async fn list(
             include_removed,
             modified_since,
             with_access_list: false,
+            readable: readable.clone(),
         };
         let page = store.list_records(scope, &query).await?;
         let ended = page.len() < read;

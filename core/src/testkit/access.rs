@@ -141,6 +141,93 @@ pub async fn access_lists_roundtrip_and_are_logged(store: &dyn RecordStore) {
     );
 }
 
+async fn listed(
+    store: &dyn RecordStore,
+    scope: Scope,
+    readable: Option<crate::access::Readable>,
+    after: Option<&str>,
+    limit: usize,
+) -> Vec<String> {
+    let query = crate::record::ListQuery {
+        after: after.map(str::to_string),
+        limit,
+        readable,
+        ..Default::default()
+    };
+    store
+        .list_records(scope, &query)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.external_id)
+        .collect()
+}
+
+/// A listing trimmed by the store ([`crate::record::ListQuery::readable`]): the records whose
+/// list names one of the reader's grantees, and those without a list when the default is
+/// theirs; paging as untrimmed. The reader's grantees come from their expanded terms, only
+/// this source's groups among them.
+pub async fn listings_keep_what_a_reader_may_read(store: &dyn RecordStore) {
+    let (_, scope) = new_source(store).await;
+    for (id, list) in [
+        ("a-hr", Some(vec![Grantee::Group("hr".into())])),
+        ("b-all", Some(vec![Grantee::Everyone])),
+        ("c-default", None),
+        ("d-ann", Some(users(&["ann"]))),
+        ("e-nobody", Some(vec![])),
+        (
+            "f-eng",
+            Some(vec![
+                Grantee::Group("eng".into()),
+                Grantee::User("bob@x.test".into()),
+            ]),
+        ),
+    ] {
+        let mut w = write(scope, id, None, None);
+        w.access = list;
+        store.put_record(w).await.unwrap();
+    }
+    let everything = listed(store, scope, None, None, 100).await;
+    assert_eq!(everything.len(), 6);
+    // Ann, in hr, reading the default; hr of another source does not count.
+    let ann = Viewer::Only(
+        [
+            access::user_term("ann@x.test"),
+            access::EVERYONE_TERM.to_string(),
+            access::group_term(scope.source_id, "hr"),
+            access::group_term(Uuid::new_v4(), "eng"),
+            access::default_term(scope.object_type_id),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    let readable = ann.readable_in(scope.source_id, scope.object_type_id);
+    assert_eq!(
+        listed(store, scope, readable.clone(), None, 100).await,
+        ["a-hr", "b-all", "c-default", "d-ann"]
+    );
+    assert_eq!(
+        listed(store, scope, readable.clone(), Some("b-all"), 1).await,
+        ["c-default"]
+    );
+    let mut without_default = readable.unwrap();
+    without_default.default = false;
+    assert_eq!(
+        listed(store, scope, Some(without_default), Some("a-hr"), 100).await,
+        ["b-all", "d-ann"]
+    );
+    let nobody = crate::access::Readable::default();
+    assert!(
+        listed(store, scope, Some(nobody), None, 100)
+            .await
+            .is_empty()
+    );
+    assert_eq!(
+        Viewer::All.readable_in(scope.source_id, scope.object_type_id),
+        None
+    );
+}
+
 /// Groups: created, replaced, listed in pages, found by member (users and nested groups,
 /// cycles harmless), deleted, confined to their workspace, and gone with their source.
 pub async fn groups_mirror_and_expand(store: &dyn RecordStore) {

@@ -214,6 +214,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, complete_racing_uploads_keeps_their_records, arc);
         $crate::conformance_tests!(@case $make, $cleanup, access_lists_roundtrip_and_are_logged, ref);
         $crate::conformance_tests!(@case $make, $cleanup, groups_mirror_and_expand, ref);
+        $crate::conformance_tests!(@case $make, $cleanup, listings_keep_what_a_reader_may_read, ref);
         $crate::conformance_tests!(@case $make, $cleanup, originals_are_swept_once_nothing_names_them, ref);
         $crate::conformance_tests!(@case $make, $cleanup, jobs_are_written_compare_and_set, ref);
         $crate::conformance_tests!(@case $make, $cleanup, reextraction_jobs_resume_and_can_be_cancelled, ref);
