@@ -32,13 +32,18 @@ fn inlet(args: &[&str]) -> Output {
     Command::new(INLET).args(args).output().unwrap()
 }
 
-fn ok(out: Output) -> Value {
+/// `out`, asserting its command succeeded (else failing with its standard error).
+fn ran(out: Output) -> Output {
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out
+}
+
+fn ok(out: Output) -> Value {
+    serde_json::from_slice(&ran(out).stdout).unwrap()
 }
 
 fn sqlite(dir: &Path, name: &str) -> String {
@@ -708,17 +713,12 @@ async fn a_pg_dump_taken_during_ingest_restores_with_nothing_lost() {
     }
     let dump = dir.path().join("inlet.dump");
     let before_dump = acknowledged.load(Ordering::SeqCst);
-    let out = Command::new("pg_dump")
+    ran(Command::new("pg_dump")
         .args(["-Fc", "-n", &schema.name, "-f"])
         .arg(&dump)
         .args(["-d", &base])
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .unwrap());
     // The blob store is saved after the dump: every original the dump names is in it.
     let saved_blobs = dir.path().join("saved-blobs");
     copy_folder(&live_blobs, &saved_blobs);
@@ -736,16 +736,11 @@ async fn a_pg_dump_taken_during_ingest_restores_with_nothing_lost() {
         .await
         .unwrap();
     let restored_base = other_database(&base, &restored_db);
-    let out = Command::new("pg_restore")
+    ran(Command::new("pg_restore")
         .args(["--no-owner", "-d", &restored_base])
         .arg(&dump)
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .unwrap());
     let url = inlet_tests::postgres::url_in_schema(&restored_base, &schema.name);
     let restored_blobs = format!("file://{}", saved_blobs.display());
     let back = TestServer::start_keeping(&url, Settings::default(), Some(&restored_blobs)).await;

@@ -130,6 +130,23 @@ fn read_again(before: &Value, after: &Value) {
     }
 }
 
+/// Waits (at most 10 s) until `server`'s search finds record "old" by its RTF text, then
+/// asserts its download is still `uploaded`, byte for byte.
+async fn found_whole(server: &TestServer, paths: &SourcePaths, uploaded: &[u8]) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !hits(server, "Orange").await.contains(&"old".to_string()) {
+        assert!(Instant::now() < deadline, "search never found the new text");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let file = server
+        .req(Method::GET, &format!("{}/file", paths.object("old")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(file.status(), 200);
+    assert_eq!(file.bytes().await.unwrap().as_ref(), uploaded);
+}
+
 /// Queues a re-extraction with `body` as the administrator, asserting 202; the job.
 async fn queue(server: &TestServer, body: Value) -> Value {
     json_of(
@@ -222,18 +239,7 @@ async fn an_improved_extractor_reads_old_files_again(database: &str) {
 
     let after = record(&server, &paths, "old").await;
     read_again(&before, &after);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !hits(&server, "Orange").await.contains(&"old".to_string()) {
-        assert!(Instant::now() < deadline, "search never found the new text");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    // The download is still the bytes uploaded.
-    let file = server
-        .req(Method::GET, &format!("{}/file", paths.object("old")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(file.bytes().await.unwrap().as_ref(), &rtf[..]);
+    found_whole(&server, &paths, &rtf).await;
 
     // The change feed reports the new reading.
     let feed = json_of(
@@ -350,21 +356,7 @@ async fn two_replicas_over_postgres_and_s3_read_old_files_again() {
     let after = record(&b, &paths, "old").await;
     read_again(&before, &after);
     for server in [&old, &a, &b] {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !hits(server, "Orange").await.contains(&"old".to_string()) {
-            assert!(
-                Instant::now() < deadline,
-                "a replica's search never found it"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let file = server
-            .req(Method::GET, &format!("{}/file", paths.object("old")))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(file.status(), 200);
-        assert_eq!(file.bytes().await.unwrap().as_ref(), &rtf[..]);
+        found_whole(server, &paths, &rtf).await;
     }
     let blobs = s3.store("deployment").list().await.unwrap();
     assert_eq!(blobs.len(), 2, "one blob per live record: {blobs:?}");
