@@ -30,7 +30,8 @@ pub struct Timing {
 }
 
 /// Runs [`WARMUP`] + `queries` queries made by `make` (page of 20, with [`FACETS`] counted
-/// when `facets`, trimmed to `viewer`'s terms when given) and times the last `queries`.
+/// when `facets`, trimmed to the terms `viewer` gives for the `i`th query when given) and
+/// times the last `queries`.
 pub fn time_queries(
     index: &dyn SearchIndex,
     workspace_id: uuid::Uuid,
@@ -38,7 +39,7 @@ pub fn time_queries(
     rng: &mut StdRng,
     queries: usize,
     facets: bool,
-    viewer: Option<&[String]>,
+    viewer: Option<&dyn Fn(usize) -> Vec<String>>,
 ) -> Timing {
     let mut times = Vec::with_capacity(queries);
     let mut total = 0u64;
@@ -56,7 +57,7 @@ pub fn time_queries(
             } else {
                 vec![]
             },
-            viewer: viewer.map(<[String]>::to_vec),
+            viewer: viewer.map(|v| v(i)),
             ..IndexQuery::default()
         };
         let t = Instant::now();

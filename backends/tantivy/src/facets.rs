@@ -10,7 +10,10 @@
 //!   blocks and tested against a bitset of the matches: reading a column per match costs two
 //!   random reads each, a posting list a few nanoseconds per entry.
 
-use std::collections::{BTreeMap, HashMap};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+};
 
 use tantivy::{
     BitSet, DocId, Score, SegmentOrdinal, SegmentReader,
@@ -18,6 +21,8 @@ use tantivy::{
     columnar::{StrColumn, TermOrdHit},
     schema::{Field, IndexRecordOption},
 };
+
+use crate::filter::{AccessFilter, SegmentBits};
 
 /// Between a tag's externalId and its value in the fast field (no externalId holds it: the
 /// input policy refuses control characters).
@@ -36,6 +41,10 @@ pub struct TagCounts {
     pub facet_field: Field,
     /// Tags whose values are counted.
     pub tags: Vec<String>,
+    /// The reader's access filter, when every match is one of its records: a segment where
+    /// nearly all of them matched is counted from the filter's counts, kept with its bitset,
+    /// less the few that did not match.
+    pub within: Option<AccessFilter>,
 }
 
 /// A segment is counted from posting lists when more than one in this many of its documents
@@ -49,6 +58,10 @@ pub const FEW_UNMATCHED: u32 = 8;
 
 /// Value ordinals spanned by one segment's counting array beyond which a map is used instead.
 const MAX_DENSE: u64 = 1 << 18;
+
+/// Most values of one tag whose counts over an access filter's records are kept with its
+/// bitset (a tag with more is counted without them).
+const MAX_KEPT_VALUES: usize = 4096;
 
 /// One tag's ordinal range in a segment, and where its counts start.
 struct Span {
@@ -70,6 +83,8 @@ pub struct SegmentCounts {
     max_doc: DocId,
     /// The facet field's terms and postings.
     inverted: Option<std::sync::Arc<tantivy::InvertedIndexReader>>,
+    /// The access filter's records in the segment, every match among them.
+    within: Option<Arc<SegmentBits>>,
 }
 
 fn ordinal(hit: TermOrdHit) -> u64 {
@@ -111,6 +126,10 @@ impl Collector for TagCounts {
         } else {
             Some(reader.inverted_index(self.facet_field)?)
         };
+        let within = match (&self.within, self.tags.is_empty()) {
+            (Some(filter), false) => Some(filter.bits_in(reader)?),
+            _ => None,
+        };
         Ok(SegmentCounts {
             column,
             spans,
@@ -119,6 +138,7 @@ impl Collector for TagCounts {
             matches: Vec::new(),
             max_doc: reader.max_doc(),
             inverted,
+            within,
         })
     }
 
@@ -162,6 +182,9 @@ impl SegmentCollector for SegmentCounts {
         if self.matches.is_empty() {
             return BTreeMap::new();
         }
+        if let Some(counts) = self.by_filter() {
+            return counts;
+        }
         let many = self.matches.len() as u64 * u64::from(DENSE_MATCHES) > u64::from(self.max_doc);
         let unmatched = u64::from(self.max_doc).saturating_sub(self.matches.len() as u64);
         let nearly_all = unmatched * u64::from(FEW_UNMATCHED) < u64::from(self.max_doc);
@@ -170,6 +193,28 @@ impl SegmentCollector for SegmentCounts {
             Some(inverted) if many => self.by_postings(inverted),
             _ => self.by_column(self.matches.iter().copied()),
         }
+    }
+}
+
+/// How many documents of `info`'s posting list `contains` holds: decoded a block of 128 at a
+/// time, read as a slice (a posting list's cursor would be advanced document by document).
+fn count_in(
+    inverted: &tantivy::InvertedIndexReader,
+    info: &tantivy::postings::TermInfo,
+    contains: impl Fn(DocId) -> bool,
+) -> u64 {
+    let Ok(mut block) = inverted.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)
+    else {
+        return 0;
+    };
+    let mut n = 0u64;
+    loop {
+        let docs = block.docs();
+        if docs.is_empty() {
+            return n;
+        }
+        n += docs.iter().filter(|&&doc| contains(doc)).count() as u64;
+        block.advance();
     }
 }
 
@@ -184,23 +229,82 @@ impl SegmentCounts {
             matched.insert(doc);
         }
         self.by_value(inverted, |_, _, info| {
-            // Decoded a block of 128 at a time, read as a slice (a posting list's cursor would
-            // be advanced document by document).
-            let Ok(mut block) =
-                inverted.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)
-            else {
-                return 0;
-            };
-            let mut n = 0u64;
-            loop {
-                let docs = block.docs();
-                if docs.is_empty() {
-                    return n;
-                }
-                n += docs.iter().filter(|&&doc| matched.contains(doc)).count() as u64;
-                block.advance();
-            }
+            count_in(inverted, info, |doc| matched.contains(doc))
         })
+    }
+
+    /// Counts nearly every record of the reader's access filter: the values' counts over the
+    /// filter's records (read once, kept with its bitset) less those of its records that did
+    /// not match, read from the fast field. `None` where that does not apply: no filter, more
+    /// than one in [`FEW_UNMATCHED`] of its records unmatched, a match outside it, or a tag
+    /// with too many values to keep.
+    fn by_filter(&self) -> Option<BTreeMap<String, HashMap<String, u64>>> {
+        let within = self.within.as_ref()?;
+        let inverted = self.inverted.as_ref()?;
+        self.column.as_ref()?;
+        let all = u64::from(within.len);
+        let unmatched = all.checked_sub(self.matches.len() as u64)?;
+        if unmatched * u64::from(FEW_UNMATCHED) >= all {
+            return None;
+        }
+        // The filter's records less the matches (each must be one of them).
+        let mut rest = within.words.clone();
+        for &doc in &self.matches {
+            let word = rest.get_mut(doc as usize / 64)?;
+            let bit = 1u64 << (doc % 64);
+            if *word & bit == 0 {
+                return None;
+            }
+            *word &= !bit;
+        }
+        let mut kept = Vec::with_capacity(self.tags.len());
+        for tag in &self.tags {
+            let cached = within.facets.lock().get(tag).cloned();
+            let counts = match cached {
+                Some(counts) => counts?,
+                None => {
+                    let mut counts = HashMap::new();
+                    let mut values = 0usize;
+                    Self::each_value(inverted, tag, |value, info| {
+                        values += 1;
+                        let n = within.count_postings(inverted, info, u64::MAX);
+                        if n > 0 {
+                            counts.insert(value.to_string(), n);
+                        }
+                    });
+                    let counts = (values <= MAX_KEPT_VALUES).then(|| Arc::new(counts));
+                    within.facets.lock().insert(tag.clone(), counts.clone());
+                    counts?
+                }
+            };
+            kept.push(counts);
+        }
+        let mut next = 0usize;
+        let unmatched_docs = std::iter::from_fn(|| {
+            while let Some(&word) = rest.get(next / 64) {
+                let left = word & (u64::MAX << (next % 64));
+                if left != 0 {
+                    let doc = (next / 64) * 64 + left.trailing_zeros() as usize;
+                    next = doc + 1;
+                    return Some(doc as DocId);
+                }
+                next = (next / 64 + 1) * 64;
+            }
+            None
+        });
+        let missing = self.by_column(unmatched_docs);
+        let none = HashMap::new();
+        let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
+        for (tag, counts) in self.tags.iter().zip(kept) {
+            let gone = missing.get(tag).unwrap_or(&none);
+            for (value, &n) in counts.iter() {
+                let n = n.saturating_sub(gone.get(value).copied().unwrap_or(0));
+                if n > 0 {
+                    out.entry(tag.clone()).or_default().insert(value.clone(), n);
+                }
+            }
+        }
+        Some(out)
     }
 
     /// Counts nearly every document's values: each value's documents (its posting list's
@@ -235,32 +339,43 @@ impl SegmentCounts {
     ) -> BTreeMap<String, HashMap<String, u64>> {
         let mut out: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
         for tag in &self.tags {
-            // A facet term is `tag\0value`; `tag\x01` is past every value of the tag.
-            let from = format!("{tag}\u{0}");
-            let to = format!("{tag}\u{1}");
-            let Ok(mut stream) = inverted
-                .terms()
-                .range()
-                .ge(from.as_bytes())
-                .lt(to.as_bytes())
-                .into_stream()
-            else {
-                continue;
-            };
-            while stream.advance() {
-                let Ok(value) = std::str::from_utf8(&stream.key()[from.len()..]) else {
-                    continue;
-                };
-                let n = count(tag, value, stream.value());
+            Self::each_value(inverted, tag, |value, info| {
+                let n = count(tag, value, info);
                 if n > 0 {
                     *out.entry(tag.clone())
                         .or_default()
                         .entry(value.to_string())
                         .or_default() += n;
                 }
-            }
+            });
         }
         out
+    }
+
+    /// Calls `f` with each value of `tag` and its facet term's postings, from the facet
+    /// field's terms (`tag\0value`).
+    fn each_value(
+        inverted: &tantivy::InvertedIndexReader,
+        tag: &str,
+        mut f: impl FnMut(&str, &tantivy::postings::TermInfo),
+    ) {
+        // `tag\x01` is past every value of the tag.
+        let from = format!("{tag}\u{0}");
+        let to = format!("{tag}\u{1}");
+        let Ok(mut stream) = inverted
+            .terms()
+            .range()
+            .ge(from.as_bytes())
+            .lt(to.as_bytes())
+            .into_stream()
+        else {
+            return;
+        };
+        while stream.advance() {
+            if let Ok(value) = std::str::from_utf8(&stream.key()[from.len()..]) {
+                f(value, stream.value());
+            }
+        }
     }
 
     /// Counts the values of `docs` from the fast field: an array over the spans' ordinals (a

@@ -26,7 +26,10 @@ use std::{
     collections::{BTreeMap, VecDeque},
     ops::Bound,
     path::{Path, PathBuf},
-    sync::atomic::{AtomicUsize, Ordering::Relaxed},
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering::Relaxed},
+    },
     time::{Duration, Instant},
 };
 
@@ -41,9 +44,9 @@ use serde::{Deserialize, Serialize};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument,
     TantivyError, Term,
-    collector::{Count, TopDocs},
+    collector::{Collector, Count, TopDocs},
     directory::{Directory, INDEX_WRITER_LOCK, MmapDirectory},
-    query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery, TermSetQuery},
+    query::{AllQuery, BooleanQuery, Occur, Query, RangeQuery, TermQuery},
     schema::{
         FAST, Facet, FacetOptions, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema,
         TextFieldIndexing, TextOptions, Value,
@@ -56,7 +59,7 @@ use crate::{
         FileSizes, Inspected, backend, is_damage, is_required, locked_or, make_private_dir,
         released, remove_index_files,
     },
-    filter::TermFilter,
+    filter::{AccessFilter, TermFilter},
     snippets::Snippets,
 };
 
@@ -203,6 +206,8 @@ pub struct TantivyIndex {
     pinned: Mutex<VecDeque<(u64, Searcher, Instant)>>,
     /// Documents added since the last commit (a rebuild's batches without a position).
     uncommitted: AtomicUsize,
+    /// Readers' access filters as bitsets per segment ([`filter::FilterCache`]).
+    filters: Arc<filter::FilterCache>,
 }
 
 impl TantivyIndex {
@@ -435,6 +440,7 @@ impl TantivyIndex {
             files: Mutex::new(FileSizes::default()),
             pinned: Mutex::new(VecDeque::new()),
             uncommitted: AtomicUsize::new(0),
+            filters: Arc::default(),
         })
     }
 
@@ -540,6 +546,16 @@ impl TantivyIndex {
         })
     }
 
+    /// The reader's access filter of `q`, if it has a reader.
+    fn access(&self, q: &IndexQuery) -> Option<AccessFilter> {
+        let viewer = q.viewer.as_ref()?;
+        Some(AccessFilter::new(
+            self.fields.allowed,
+            viewer,
+            Arc::clone(&self.filters),
+        ))
+    }
+
     fn filters(&self, q: &IndexQuery) -> Vec<(Occur, Box<dyn Query>)> {
         let f = &self.fields;
         let raw = |field: Field, v: &str| TermFilter::clause(Term::from_field_text(field, v));
@@ -550,9 +566,8 @@ impl TantivyIndex {
         if let Some(o) = q.object_type_id {
             out.push(raw(f.object_type, &o.to_string()));
         }
-        if let Some(viewer) = &q.viewer {
-            let terms = viewer.iter().map(|t| Term::from_field_text(f.allowed, t));
-            out.push(query::filter(Box::new(TermSetQuery::new(terms))));
+        if let Some(access) = self.access(q) {
+            out.push((Occur::Must, Box::new(access)));
         }
         for t in &q.tags {
             let any: Vec<(Occur, Box<dyn Query>)> = t
@@ -607,6 +622,55 @@ fn cap(text: &str, bytes: usize) -> &str {
 /// Orders equal scores the same way in every replica, whatever its segments: by record id.
 fn tiebreak(record_id: Uuid) -> u64 {
     u64::MAX - record_id.as_u64_pair().0
+}
+
+/// Runs `collector` over `query`'s matches as [`Searcher::search`] does, the largest segments
+/// first on each of [`search_threads`]: a ranked page's collector shares the best floor
+/// found so far between segments ([`ranked`]), and the largest segments find the highest.
+fn largest_first<C: Collector>(
+    searcher: &Searcher,
+    query: &dyn Query,
+    collector: &C,
+) -> tantivy::Result<C::Fruit> {
+    let scoring = if collector.requires_scoring() {
+        tantivy::query::EnableScoring::enabled_from_searcher(searcher)
+    } else {
+        tantivy::query::EnableScoring::disabled_from_searcher(searcher)
+    };
+    let weight = query.weight(scoring)?;
+    let readers = searcher.segment_readers();
+    let mut order: Vec<usize> = (0..readers.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(readers[i].max_doc()));
+    let next = AtomicUsize::new(0);
+    let work = || -> tantivy::Result<Vec<(usize, <C::Child as tantivy::collector::SegmentCollector>::Fruit)>> {
+        let mut fruits = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Relaxed);
+            let Some(&i) = order.get(k) else {
+                return Ok(fruits);
+            };
+            let fruit = collector.collect_segment(weight.as_ref(), i as u32, &readers[i])?;
+            fruits.push((i, fruit));
+        }
+    };
+    let threads = search_threads().min(readers.len()).max(1);
+    let mut all = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work()?;
+        for h in helpers {
+            match h.join() {
+                Ok(fruits) => all.extend(fruits?),
+                Err(_) => {
+                    return Err(tantivy::TantivyError::InternalError(
+                        "a search thread panicked".into(),
+                    ));
+                }
+            }
+        }
+        Ok(all)
+    })?;
+    all.sort_by_key(|(i, _)| *i);
+    collector.merge_fruits(all.into_iter().map(|(_, f)| f).collect())
 }
 
 /// Threads one search spreads its segments over: the machine's cores, at most 8.
@@ -756,6 +820,7 @@ impl SearchIndex for TantivyIndex {
             field: TAG_VALUES.to_string(),
             facet_field: self.fields.tags,
             tags: q.facet_tags.clone(),
+            within: self.access(q),
         };
         let limit = q.limit.max(1) as usize;
         let (total, addresses, facet_counts): (usize, Vec<DocAddress>, _) =
@@ -784,7 +849,7 @@ impl SearchIndex for TantivyIndex {
                     };
                     let mut top = top;
                     let top = if top.worth_pruning(total) {
-                        searcher.search(&built.any_word(), &top)
+                        largest_first(&searcher, &built.any_word(), &top)
                     } else {
                         searcher.search(&query, &top)
                     }

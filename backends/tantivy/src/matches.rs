@@ -249,6 +249,13 @@ impl<C: Collector> Collector for EveryMatch<'_, C> {
             else {
                 continue;
             };
+            // A cached access filter is ANDed as it is kept.
+            if let Some(cached) = scorer.downcast_ref::<crate::filter::BitsScorer>() {
+                for (word, keep) in bits.0.iter_mut().zip(&cached.bits().words) {
+                    *word &= keep;
+                }
+                continue;
+            }
             let mut only = Bits::new(reader.max_doc());
             only.add_docs(scorer.as_mut())?;
             for (word, keep) in bits.0.iter_mut().zip(&only.0) {

@@ -10,9 +10,11 @@
 //! `INLET_BENCH_BATCH=1000` commits per page, as it applies a log it keeps up with), and reports records/s, the index's size next
 //! to the text's, then p50/p95 of each kind of query with 3 facets counted over every match:
 //! 1, 3 and 12 words (natural-language style: any word matches, ranked), a phrase, a word with
-//! a tag filter, and browsing without words. Each kind runs twice in the same run: as a
+//! a tag filter, and browsing without words. Each kind runs three times in the same run: as a
 //! connector (every record) and trimmed to a user in 50 of 10,000 groups (DESIGN 7a: each
-//! record is readable by one group, every tenth by everyone), with the ratio.
+//! record is readable by one group, every tenth by everyone), with the ratio: once as one
+//! user searching again and again (their access filter cached), once as each search a new
+//! user's first (read from the postings).
 
 use std::time::Instant;
 
@@ -24,7 +26,7 @@ use inlet_core::{
 };
 use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
-    bench::time_queries,
+    bench::{WARMUP, time_queries},
     corpus::{query_kinds, source, tags, text},
 };
 use rand::{SeedableRng, rngs::StdRng};
@@ -142,29 +144,54 @@ fn main() {
     let mut rng = StdRng::seed_from_u64(99);
     // A user in 50 of the 10,000 groups (nesting is expanded before the query: these are the
     // expanded groups), with `everyone` and their own term.
-    let viewer: Vec<String> = (0..50)
-        .map(|k| access::group_term(src.id, &format!("grp-{}", k * 200 + 3)))
-        .chain([
-            access::EVERYONE_TERM.to_string(),
-            access::user_term("bench@example.test"),
-        ])
-        .collect();
+    // Reader `r` is in groups `r + 3`, `r + 203`, ...: reader 0 searches again and again (its
+    // filter is cached after the first search); each search of "first search" is a reader's
+    // first, its filter read from the postings.
+    let reader = |r: usize| -> Vec<String> {
+        (0..50)
+            .map(|k| access::group_term(src.id, &format!("grp-{}", (k * 200 + 3 + r) % 10_000)))
+            .chain([
+                access::EVERYONE_TERM.to_string(),
+                access::user_term(&format!("reader-{r}@example.test")),
+            ])
+            .collect()
+    };
+    let same_reader = |_: usize| reader(0);
     println!(
         "| query (3 facets) | p50 ms | p95 ms | max ms | mean total | trimmed p50 | trimmed p95 \
-         | trimmed total | p95 ratio |"
+         | trimmed total | p95 ratio | first search p95 | ratio |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     // `INLET_BENCH_KIND=<name>` times one kind of query only (to profile it).
     let only = std::env::var("INLET_BENCH_KIND").ok();
-    for (name, make) in &query_kinds() {
+    for (kind, (name, make)) in query_kinds().iter().enumerate() {
+        // Readers no kind before this one used.
+        let new_reader = |i: usize| reader(1 + kind * (WARMUP + queries) + i);
         if only.as_deref().is_some_and(|k| k != *name) {
             continue;
         }
-        let mut same = rng.clone();
+        let (mut same, mut first) = (rng.clone(), rng.clone());
         let t = time_queries(&index, ws, make, &mut rng, queries, true, None);
-        let v = time_queries(&index, ws, make, &mut same, queries, true, Some(&viewer));
+        let v = time_queries(
+            &index,
+            ws,
+            make,
+            &mut same,
+            queries,
+            true,
+            Some(&same_reader),
+        );
+        let f = time_queries(
+            &index,
+            ws,
+            make,
+            &mut first,
+            queries,
+            true,
+            Some(&new_reader),
+        );
         println!(
-            "| {name} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {} | {:.2} |",
+            "| {name} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {} | {:.2} | {:.1} | {:.2} |",
             t.p50,
             t.p95,
             t.max,
@@ -172,7 +199,9 @@ fn main() {
             v.p50,
             v.p95,
             v.mean_total,
-            v.p95 / t.p95
+            v.p95 / t.p95,
+            f.p95,
+            f.p95 / t.p95
         );
     }
 }
