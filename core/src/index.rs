@@ -112,6 +112,19 @@ pub struct IndexQuery {
     /// Only records whose access terms meet these (a reader's
     /// [`crate::access::Viewer::Only`]); `None` for every record.
     pub viewer: Option<Vec<String>>,
+    /// Typo tolerance (DESIGN 7): a word that looks misspelt also matches the indexed words
+    /// within an edit or two of it, ranked below it. Off here; the API turns it on unless the
+    /// request or the server's settings say otherwise.
+    pub typos: bool,
+}
+
+/// A query word searched with the indexed words near it ([`IndexQuery::typos`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Correction {
+    /// The word as the query has it (folded).
+    pub word: String,
+    /// The indexed words it was searched as too, the most common first.
+    pub matched: Vec<String>,
 }
 
 /// One result of a search.
@@ -150,6 +163,10 @@ pub struct Hits {
     pub facets: BTreeMap<String, Vec<(String, u64)>>,
     /// Opaque: pass back for the next page; `None` on the last.
     pub next_cursor: Option<String>,
+    /// The query's words searched with their neighbours too, in query order.
+    pub corrections: Vec<Correction>,
+    /// "Did you mean": the query with its misspelt words replaced, when it found few records.
+    pub suggestion: Option<String>,
 }
 
 /// A search engine following a record store's write log. One implementation serves every store.

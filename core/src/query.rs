@@ -45,6 +45,8 @@ pub struct Request<'a> {
     pub limit: Option<u32>,
     /// The previous page's `nextCursor`.
     pub cursor: Option<String>,
+    /// Typo tolerance ([`IndexQuery::typos`]).
+    pub typos: bool,
 }
 
 /// One facet of the answer: a tag's values over every match, most frequent first.
@@ -80,6 +82,10 @@ pub struct Answer {
     pub facets: Vec<Facet>,
     /// Where the next page starts; `None` on the last.
     pub next_cursor: Option<String>,
+    /// The query's words searched with their neighbours too.
+    pub corrections: Vec<crate::index::Correction>,
+    /// The query with its misspelt words replaced, when it found few records.
+    pub suggestion: Option<String>,
 }
 
 /// A facet to answer: its name, its tag, and folder names by value when the tag is a folder
@@ -174,6 +180,7 @@ pub async fn prepare(store: &dyn RecordStore, request: Request<'_>) -> Result<Pr
         cursor: request.cursor,
         facet_tags: facets.iter().map(|(_, t, _)| t.clone()).collect(),
         viewer: None,
+        typos: request.typos,
     };
     Ok(Prepared { query, facets })
 }
@@ -205,6 +212,8 @@ impl Prepared {
             hits: hits.hits,
             facets,
             next_cursor: hits.next_cursor,
+            corrections: hits.corrections,
+            suggestion: hits.suggestion,
         }
     }
 }

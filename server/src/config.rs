@@ -61,6 +61,8 @@ pub struct Settings {
     pub max_connections: usize,
     /// `/readyz` answers 200 before the search index has been built.
     pub serve_while_indexing: bool,
+    /// Searches are typo tolerant unless they ask not to (`typos=false`).
+    pub typo_tolerance: bool,
     /// Reverse proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`); from
     /// any other peer the header is ignored and the socket's address is the client's.
     pub trusted_proxies: Vec<ipnet::IpNet>,
@@ -108,6 +110,7 @@ impl Default for Settings {
             keep_alive_timeout: DEFAULT_KEEP_ALIVE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             serve_while_indexing: false,
+            typo_tolerance: true,
             complete_max_removal: None,
             change_retention: DEFAULT_CHANGE_RETENTION,
             webhook_allow_private: false,
@@ -155,6 +158,15 @@ pub fn parse_percent(value: &str) -> Result<f64, String> {
     match v.parse::<f64>() {
         Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
         _ => Err(format!("'{value}' is not a percentage from 0 to 100")),
+    }
+}
+
+/// Parses an on/off setting (`--typo-tolerance`): `on`, `off`, `true`, `false`, `1`, `0`.
+pub fn parse_switch(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(format!("'{value}' is neither on nor off")),
     }
 }
 

@@ -131,6 +131,10 @@ struct ServeArgs {
     /// returns what has been indexed so far).
     #[arg(long, env = "INLET_SERVE_WHILE_INDEXING")]
     serve_while_indexing: bool,
+    /// Typo tolerance of searches that do not say (`typos=`): a word that looks misspelt also
+    /// matches the indexed words within an edit or two of it, ranked below it.
+    #[arg(long, env = "INLET_TYPO_TOLERANCE", default_value = "on", value_parser = config::parse_switch)]
+    typo_tolerance: bool,
     /// A reverse proxy (address or CIDR block; repeatable, or comma-separated in the
     /// environment) whose `X-Forwarded-For` header names the client for the per-address
     /// limits. From any other peer the header is ignored.
@@ -588,6 +592,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         keep_alive_timeout: Duration::from_secs(args.keep_alive_timeout_secs.max(1)),
         max_connections: args.max_connections.max(1),
         serve_while_indexing: args.serve_while_indexing,
+        typo_tolerance: args.typo_tolerance,
         trusted_proxies: args.trusted_proxy.clone(),
         complete_max_removal: args.complete_max_removal,
         change_retention: args.change_retention,

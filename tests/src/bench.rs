@@ -29,6 +29,10 @@ pub struct Timing {
     pub mean_total: u64,
 }
 
+/// Whether [`time_queries`] searches with typo tolerance (`IndexQuery::typos`; off by default,
+/// as the index is; the API turns it on).
+pub static TYPOS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Runs [`WARMUP`] + `queries` queries made by `make` (page of 20, with [`FACETS`] counted
 /// when `facets`, trimmed to the terms `viewer` gives for the `i`th query when given) and
 /// times the last `queries`.
@@ -58,6 +62,7 @@ pub fn time_queries(
                 vec![]
             },
             viewer: viewer.map(|v| v(i)),
+            typos: TYPOS.load(std::sync::atomic::Ordering::Relaxed),
             ..IndexQuery::default()
         };
         let t = Instant::now();

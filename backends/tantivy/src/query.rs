@@ -4,6 +4,8 @@
 //! forms, and records holding every word and the exact phrase get a bonus that puts them above
 //! partial matches. With `match=all` every word must match.
 
+use std::collections::HashMap;
+
 use tantivy::{
     Term,
     query::{
@@ -16,6 +18,7 @@ use tantivy::{
 use crate::{
     analysis::{self, Word},
     pair::PairPhrase,
+    typos,
 };
 
 /// Most words and phrases of a query that are searched (the rest are ignored).
@@ -44,6 +47,8 @@ pub struct Part {
     pub words: Vec<Word>,
     /// Quoted by the caller (a phrase), or a chunk that analysis split (`e-mail`, `東京`).
     pub phrase: bool,
+    /// Quoted by the caller: searched as written, never for typos.
+    pub quoted: bool,
 }
 
 /// A parsed query.
@@ -118,6 +123,7 @@ fn part_of(text: &str, quoted: bool) -> Option<Part> {
     let split = words.iter().any(|w| w.position > 0);
     Some(Part {
         phrase: quoted || split,
+        quoted,
         words,
     })
 }
@@ -242,8 +248,19 @@ impl Built {
     }
 }
 
-/// Builds the text part of a query. `None` for an empty query, which browses.
-pub fn build(parsed: &Parsed, match_all: bool, lang: Language, f: Fields) -> Option<Built> {
+/// Indexed words searched with a query word besides its own forms, by the word (folded):
+/// its neighbours when it looks misspelt ([`crate::typos`]).
+pub type Variants = HashMap<String, typos::Neighbours>;
+
+/// Builds the text part of a query, each plain word also searched as its `variants`. `None`
+/// for an empty query, which browses.
+pub fn build(
+    parsed: &Parsed,
+    match_all: bool,
+    lang: Language,
+    f: Fields,
+    variants: &Variants,
+) -> Option<Built> {
     if parsed.is_empty() {
         return None;
     }
@@ -261,7 +278,7 @@ pub fn build(parsed: &Parsed, match_all: bool, lang: Language, f: Fields) -> Opt
     let mut words: Vec<Vec<Box<dyn Query>>> = Vec::with_capacity(searched.len());
     let mut terms: Vec<Vec<TermBoost>> = Vec::with_capacity(searched.len());
     for p in &searched {
-        let (queries, bounds) = part_clauses(p, lang, f).into_iter().unzip();
+        let (queries, bounds) = part_clauses(p, lang, f, variants).into_iter().unzip();
         words.push(queries);
         terms.push(bounds);
     }
@@ -330,7 +347,7 @@ pub fn build(parsed: &Parsed, match_all: bool, lang: Language, f: Fields) -> Opt
 /// words in order in title or text (a split compound also as its whole form).
 fn part_query(part: &Part, lang: Language, f: Fields) -> Box<dyn Query> {
     Box::new(BooleanQuery::new(
-        part_clauses(part, lang, f)
+        part_clauses(part, lang, f, &Variants::new())
             .into_iter()
             .map(|(q, _)| (Occur::Should, q))
             .collect(),
@@ -338,8 +355,10 @@ fn part_query(part: &Part, lang: Language, f: Fields) -> Box<dyn Query> {
 }
 
 /// The alternatives of [`part_query`]: the part matches where one of them matches. Each with
-/// its term and boost when it is one term ([`Built::terms`]).
-fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Alternative> {
+/// its term and boost when it is one term ([`Built::terms`]). A word's `variants` are
+/// alternatives too, each scored as the word would be at the neighbours' boost (in a split
+/// chunk, the chunk's phrase with the neighbour in its place).
+fn part_clauses(part: &Part, lang: Language, f: Fields, variants: &Variants) -> Vec<Alternative> {
     let term = |field: Field, text: &str, boost: f32| -> Alternative {
         let t = Term::from_field_text(field, text);
         let q = Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs));
@@ -360,6 +379,21 @@ fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Alternative> {
         terms.push(term(f.title, w, EXACT_BOOST * TITLE_BOOST));
         terms.push(term(f.body_stem, &s, 1.0));
         terms.push(term(f.title_stem, &s, TITLE_BOOST));
+        let mut stems = vec![s];
+        let (near, b) = match variants.get(w) {
+            Some(n) => (n.words.as_slice(), n.boost),
+            None => (&[][..], 1.0),
+        };
+        for v in near {
+            terms.push(term(f.body, v, EXACT_BOOST * b));
+            terms.push(term(f.title, v, EXACT_BOOST * TITLE_BOOST * b));
+            let s = analysis::stem(Some(lang), v);
+            if !stems.contains(&s) {
+                terms.push(term(f.body_stem, &s, b));
+                terms.push(term(f.title_stem, &s, TITLE_BOOST * b));
+                stems.push(s);
+            }
+        }
     } else {
         let phrase = |field: Field| -> Box<dyn Query> {
             Box::new(PhraseQuery::new_with_offset(
@@ -390,6 +424,28 @@ fn part_clauses(part: &Part, lang: Language, f: Fields) -> Vec<Alternative> {
             )));
         }
         should.push(boosted(phrase(f.title), TITLE_BOOST));
+        // A split chunk (`conext-free`) with a misspelt piece: the phrase of its neighbour too.
+        for (i, piece) in pieces.iter().enumerate() {
+            let Some(near) = variants.get(&piece.text) else {
+                continue;
+            };
+            for v in &near.words {
+                let with = |field: Field| -> Box<dyn Query> {
+                    Box::new(PhraseQuery::new_with_offset(
+                        pieces
+                            .iter()
+                            .enumerate()
+                            .map(|(j, w)| {
+                                let text = if i == j { v } else { &w.text };
+                                (w.position, Term::from_field_text(field, text))
+                            })
+                            .collect(),
+                    ))
+                };
+                should.push(boosted(with(f.body), near.boost));
+                should.push(boosted(with(f.title), TITLE_BOOST * near.boost));
+            }
+        }
         for whole in part.words.iter().filter(|w| w.compound) {
             terms.push(term(f.body, &whole.text, 1.0));
             terms.push(term(f.title, &whole.text, TITLE_BOOST));

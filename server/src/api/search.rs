@@ -92,6 +92,25 @@ pub struct SearchResponse {
     /// meanwhile neither shift nor repeat results.
     #[oai(skip_serializing_if_is_none)]
     pub next_cursor: Option<String>,
+    /// The words of `q` that looked misspelt, each searched with the indexed words near it
+    /// (ranked below the word itself; `typos=false` turns this off). Absent when none did.
+    #[oai(default, skip_serializing_if_is_empty)]
+    pub corrections: Vec<Correction>,
+    /// Did you mean: when fewer than 5 records matched and a word looks misspelt (whether or
+    /// not `typos` widened it), `q` with each such word replaced by its most common neighbour
+    /// among the records the caller may read; send it as `q` for its results. Absent otherwise.
+    #[oai(skip_serializing_if_is_none)]
+    pub suggestion: Option<String>,
+}
+
+/// A word of `q` searched with the indexed words within an edit or two of it.
+#[derive(Debug, Object)]
+pub struct Correction {
+    /// The word as searched (lower case, accents removed).
+    pub word: String,
+    /// The indexed words it matched too, the most common first (at most 4), only words of
+    /// records the caller may read.
+    pub matched: Vec<String>,
 }
 
 /// Search and folder endpoints.
@@ -144,6 +163,11 @@ impl SearchApi {
         limit: Query<Option<u32>>,
         /// `nextCursor` of the previous page.
         cursor: Query<Option<String>>,
+        /// Typo tolerance: a word of 5 characters or more that looks misspelt (its neighbours
+        /// within one edit, two from 9 characters, are in ten times as many records) also
+        /// matches them, ranked below the word itself; not inside quotes nor for words with
+        /// digits. Default: the server's `--typo-tolerance` (on).
+        typos: Query<Option<bool>>,
     ) -> Result<Json<SearchResponse>, ApiError> {
         let principal = auth.reader();
         let text = q.0.unwrap_or_default();
@@ -160,6 +184,7 @@ impl SearchApi {
             modified_to: modified_to.0.as_deref(),
             limit: limit.0,
             cursor: cursor.0,
+            typos: typos.0.unwrap_or(state.settings.typo_tolerance),
         };
         let mut prepared = query::prepare(&*state.records, request).await?;
         // Only the records the caller may read (DESIGN 7a): matches, total, facets and snippets.
@@ -221,6 +246,15 @@ impl SearchApi {
             results,
             facets,
             next_cursor: answer.next_cursor,
+            corrections: answer
+                .corrections
+                .into_iter()
+                .map(|c| Correction {
+                    word: c.word,
+                    matched: c.matched,
+                })
+                .collect(),
+            suggestion: answer.suggestion,
         }))
     }
 }

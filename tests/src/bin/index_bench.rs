@@ -10,13 +10,14 @@
 //! `INLET_BENCH_BATCH=1000` commits per page, as it applies a log it keeps up with), and reports records/s, the index's size next
 //! to the text's, then p50/p95 of each kind of query with 3 facets counted over every match:
 //! 1, 3 and 12 words (natural-language style: any word matches, ranked), a phrase, a word with
-//! a tag filter, and browsing without words. Each kind runs three times in the same run: as a
+//! a tag filter, and browsing without words. Each kind runs four times in the same run: as a
 //! connector (every record) and trimmed to a user in 50 of 10,000 groups (DESIGN 7a: each
 //! record is readable by one group, every tenth by everyone), with the ratio: once as one
 //! user searching again and again (their access filter cached), once as each search a new
-//! user's first (read from the postings).
+//! user's first (read from the postings); and the first user's searches again typo tolerant,
+//! as the API sends them (DESIGN 7), with the ratio to the same searches without.
 
-use std::time::Instant;
+use std::{sync::atomic::Ordering::Relaxed, time::Instant};
 
 use inlet_core::{
     access::{self, Grantee},
@@ -26,7 +27,7 @@ use inlet_core::{
 };
 use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
-    bench::{WARMUP, time_queries},
+    bench::{TYPOS, WARMUP, time_queries},
     corpus::{query_kinds, source, tags, text},
 };
 use rand::{SeedableRng, rngs::StdRng};
@@ -159,9 +160,9 @@ fn main() {
     let same_reader = |_: usize| reader(0);
     println!(
         "| query (3 facets) | p50 ms | p95 ms | max ms | mean total | trimmed p50 | trimmed p95 \
-         | trimmed total | p95 ratio | first search p95 | ratio |"
+         | trimmed total | p95 ratio | first search p95 | ratio | typos p95 | ratio to trimmed |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     // `INLET_BENCH_KIND=<name>` times one kind of query only (to profile it).
     let only = std::env::var("INLET_BENCH_KIND").ok();
     for (kind, (name, make)) in query_kinds().iter().enumerate() {
@@ -170,7 +171,7 @@ fn main() {
         if only.as_deref().is_some_and(|k| k != *name) {
             continue;
         }
-        let (mut same, mut first) = (rng.clone(), rng.clone());
+        let (mut same, mut first, rng_before) = (rng.clone(), rng.clone(), rng.clone());
         let t = time_queries(&index, ws, make, &mut rng, queries, true, None);
         let v = time_queries(
             &index,
@@ -190,8 +191,22 @@ fn main() {
             true,
             Some(&new_reader),
         );
+        // The same queries as the API sends them, typo tolerant, trimmed.
+        TYPOS.store(true, Relaxed);
+        let mut again = rng_before.clone();
+        let y = time_queries(
+            &index,
+            ws,
+            make,
+            &mut again,
+            queries,
+            true,
+            Some(&same_reader),
+        );
+        TYPOS.store(false, Relaxed);
         println!(
-            "| {name} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {} | {:.2} | {:.1} | {:.2} |",
+            "| {name} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {} | {:.2} | {:.1} | {:.2} \
+             | {:.1} | {:.2} |",
             t.p50,
             t.p95,
             t.max,
@@ -201,7 +216,9 @@ fn main() {
             v.mean_total,
             v.p95 / t.p95,
             f.p95,
-            f.p95 / t.p95
+            f.p95 / t.p95,
+            y.p95,
+            y.p95 / v.p95
         );
     }
 }

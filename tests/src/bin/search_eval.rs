@@ -11,12 +11,16 @@
 //! log2 discount), MAP@100, P@10, the queries with no result and p50/p95 latency for:
 //! - `baseline`: tantivy's plain BM25 in this process — the `en_stem` tokenizer, title and
 //!   abstract as two fields, the query an OR of its words (the reference the issue names);
-//! - `index`: Inlet's search index (`inlet-search-tantivy`) in this process, without HTTP;
+//! - `index`: Inlet's search index (`inlet-search-tantivy`) in this process, without HTTP,
+//!   typo tolerant as the API is by default; `no typos`: the same with it off;
 //! - `http`: Inlet over HTTP — a server on a fresh SQLite database on a loopback port, every
 //!   document uploaded as a RECORD (file name = title, file body = abstract), every query sent
 //!   as written to `GET /api/v1/search?limit=100`. With
 //!   `INLET_EVAL_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test` the server runs on a
 //!   fresh PostgreSQL schema beside a second replica, and visibility is timed on both.
+//!
+//! `INLET_EVAL_TYPOS=1` gives every question one typo first (a swapped, dropped or replaced
+//! letter in one word of six letters or more, seeded by the question's id).
 
 use std::{
     collections::{HashMap, HashSet},
@@ -200,7 +204,42 @@ fn baseline(docs: &[Doc]) -> impl FnMut(&str) -> Vec<String> {
     }
 }
 
-fn inlet_index(docs: &[Doc]) -> impl FnMut(&str) -> Vec<String> {
+/// `text` with one typo (DESIGN 7's typo tolerance is measured with it): in one of its words
+/// of six letters or more, chosen by `seed`, two letters swapped, one dropped or one replaced
+/// (never the first). Unchanged when it has no such word.
+fn with_typo(text: &str, seed: u64) -> String {
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    let mut rng = StdRng::seed_from_u64(seed);
+    let words: Vec<(usize, &str)> = text
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| w.len() >= 6)
+        .map(|w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+        .collect();
+    if words.is_empty() {
+        return text.to_string();
+    }
+    let (at, word) = words[rng.random_range(0..words.len())];
+    let mut letters: Vec<u8> = word.as_bytes().to_vec();
+    let i = rng.random_range(1..letters.len() - 1);
+    match rng.random_range(0..3) {
+        0 => letters.swap(i, i + 1),
+        1 => {
+            letters.remove(i);
+        }
+        _ => {
+            let was = letters[i].to_ascii_lowercase();
+            let mut by = was;
+            while by == was {
+                by = b'a' + rng.random_range(0..26u8);
+            }
+            letters[i] = by;
+        }
+    }
+    let typo = String::from_utf8(letters).unwrap_or_else(|_| word.to_string());
+    format!("{}{typo}{}", &text[..at], &text[at + word.len()..])
+}
+
+fn inlet_index(docs: &[Doc], typos: bool) -> impl FnMut(&str) -> Vec<String> {
     let index = TantivyIndex::in_memory().expect("index");
     let ws = Uuid::from_u128(1);
     let upserts = docs
@@ -231,6 +270,7 @@ fn inlet_index(docs: &[Doc]) -> impl FnMut(&str) -> Vec<String> {
                 workspace_id: ws,
                 text: text.to_string(),
                 limit: DEPTH as u32,
+                typos,
                 ..Default::default()
             })
             .expect("search")
@@ -437,10 +477,17 @@ async fn main() {
             body: f.get(&'W').cloned().unwrap_or_default(),
         })
         .collect();
-    let queries: Vec<(String, String)> = records(&read(&dir.join("query.text")))
+    let mut queries: Vec<(String, String)> = records(&read(&dir.join("query.text")))
         .into_iter()
         .map(|(id, f)| (id, f.get(&'W').cloned().unwrap_or_default()))
         .collect();
+    // `INLET_EVAL_TYPOS=1`: every question with one typo ([`with_typo`], seeded by its id).
+    let typos = std::env::var_os("INLET_EVAL_TYPOS").is_some();
+    if typos {
+        for (id, text) in &mut queries {
+            *text = with_typo(text, id.parse().unwrap_or(0));
+        }
+    }
     let mut qrels: HashMap<String, HashSet<String>> = HashMap::new();
     for line in read(&dir.join("qrels.text")).lines() {
         let mut cols = line.split_whitespace();
@@ -450,8 +497,13 @@ async fn main() {
         }
     }
     println!(
-        "{}: {} documents, {} queries, {} judged",
+        "{}{}: {} documents, {} queries, {} judged",
         dir.display(),
+        if typos {
+            " (one typo per question)"
+        } else {
+            ""
+        },
         docs.len(),
         queries.len(),
         queries
@@ -463,8 +515,10 @@ async fn main() {
     println!("|----------|---------|---------|------|-----------|--------|--------|");
     let base = evaluate(&queries, &qrels, baseline(&docs));
     row("baseline", &base);
-    let index = evaluate(&queries, &qrels, inlet_index(&docs));
+    let index = evaluate(&queries, &qrels, inlet_index(&docs, true));
     row("index", &index);
+    let exact = evaluate(&queries, &qrels, inlet_index(&docs, false));
+    row("no typos", &exact);
     if std::env::var_os("INLET_EVAL_NO_HTTP").is_none() {
         let answers = http(&docs, &queries).await;
         let mut times = answers.clone();
