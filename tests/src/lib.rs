@@ -151,6 +151,20 @@ impl TestServer {
             .expect("the search index catches up");
     }
 
+    /// `GET /search` with `query` as the administrator, once search has caught up
+    /// ([`TestServer::settle`]): the answer, which must be 200.
+    pub async fn search(&self, query: &[(&str, &str)]) -> serde_json::Value {
+        self.settle().await;
+        let resp = self
+            .req(reqwest::Method::GET, "/search")
+            .query(query)
+            .send()
+            .await
+            .expect("search");
+        assert_eq!(resp.status(), 200);
+        resp.json().await.expect("the search answer")
+    }
+
     /// `base + /api/v1 + path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}/api/v1{path}", self.base)

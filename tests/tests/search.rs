@@ -74,18 +74,6 @@ async fn upload(server: &TestServer, d: &Drive, id: &str, text: &str, tags: &[&s
     req.send().await.unwrap().status().as_u16()
 }
 
-async fn search(server: &TestServer, query: &[(&str, &str)]) -> Value {
-    server.settle().await;
-    let resp = server
-        .req(Method::GET, "/search")
-        .query(query)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    resp.json().await.unwrap()
-}
-
 async fn folders_and_search(server: TestServer) {
     let d = drive(&server).await;
     assert_eq!(
@@ -195,7 +183,7 @@ async fn folders_and_search(server: TestServer) {
     );
 
     // Search: words, snippet marks, facets with folder names, filters.
-    let found = search(&server, &[("q", "quarterly sales")]).await;
+    let found = server.search(&[("q", "quarterly sales")]).await;
     assert_eq!(found["total"], 2);
     assert_eq!(found["exhaustive"], true);
     assert_eq!(ids(&found), ["a", "b"]);
@@ -229,22 +217,28 @@ async fn folders_and_search(server: TestServer) {
         .unwrap();
     assert_eq!(alpha["name"], "Alpha (2026)");
     assert_eq!(alpha["count"], 1);
-    assert_eq!(ids(&search(&server, &[("q", "cafe")]).await), ["a"]);
-    assert_eq!(ids(&search(&server, &[("q", "売上")]).await), ["c"]);
+    assert_eq!(ids(&server.search(&[("q", "cafe")]).await), ["a"]);
+    assert_eq!(ids(&server.search(&[("q", "売上")]).await), ["c"]);
     assert_eq!(
-        ids(&search(&server, &[("tag", "color:red")]).await),
+        ids(&server.search(&[("tag", "color:red")]).await),
         ["a", "c"]
     );
     assert_eq!(
-        ids(&search(&server, &[("tag", "color:red"), ("tag", "color:blue")]).await),
+        ids(&server
+            .search(&[("tag", "color:red"), ("tag", "color:blue")])
+            .await),
         ["a", "b", "c"]
     );
     assert_eq!(
-        ids(&search(&server, &[("tag", "color:red"), ("tag", "folder:alpha")]).await),
+        ids(&server
+            .search(&[("tag", "color:red"), ("tag", "folder:alpha")])
+            .await),
         ["a"]
     );
     assert_eq!(
-        ids(&search(&server, &[("q", "sales"), ("modifiedFrom", "2999-01-01")]).await),
+        ids(&server
+            .search(&[("q", "sales"), ("modifiedFrom", "2999-01-01")])
+            .await),
         Vec::<String>::new()
     );
 
@@ -257,7 +251,7 @@ async fn folders_and_search(server: TestServer) {
             q.push(("cursor", c.clone()));
         }
         let q: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let page = search(&server, &q).await;
+        let page = server.search(&q).await;
         seen.extend(ids(&page));
         match page["nextCursor"].as_str() {
             Some(c) => cursor = Some(c.to_string()),
@@ -306,7 +300,7 @@ async fn folders_and_search(server: TestServer) {
         .unwrap();
     assert_eq!(gone.status(), 204);
     assert_eq!(
-        ids(&search(&server, &[("q", "quarterly")]).await),
+        ids(&server.search(&[("q", "quarterly")]).await),
         ["b"],
         "deleted records leave search"
     );

@@ -5,19 +5,6 @@
 use inlet_server::config::Settings;
 use inlet_tests::{SourcePaths, TestServer, file_form, record_source};
 use reqwest::Method;
-use serde_json::Value;
-
-async fn search(s: &TestServer, query: &[(&str, &str)]) -> Value {
-    s.settle().await;
-    let resp = s
-        .req(Method::GET, "/search")
-        .query(query)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    resp.json().await.unwrap()
-}
 
 async fn fruit_drive(s: &TestServer) {
     let source = s.create_source(record_source("fruit")).await;
@@ -43,7 +30,7 @@ async fn fruit_drive(s: &TestServer) {
 async fn a_misspelt_word_finds_the_word_meant_and_says_so() {
     let s = TestServer::start().await;
     fruit_drive(&s).await;
-    let found = search(&s, &[("q", "pinapples")]).await;
+    let found = s.search(&[("q", "pinapples")]).await;
     assert_eq!(found["total"], 3, "{found}");
     assert_eq!(
         found["corrections"],
@@ -54,24 +41,24 @@ async fn a_misspelt_word_finds_the_word_meant_and_says_so() {
         assert!(snippet.contains("<mark>pineapples</mark>"), "{snippet}");
     }
     // Asked not to, the word is searched as written, and the word meant suggested.
-    let exact = search(&s, &[("q", "pinapples"), ("typos", "false")]).await;
+    let exact = s.search(&[("q", "pinapples"), ("typos", "false")]).await;
     assert_eq!(exact["total"], 0);
     assert!(exact.get("corrections").is_none(), "{exact}");
     assert_eq!(exact["suggestion"], "pineapples");
-    let meant = search(&s, &[("q", "pineapples"), ("typos", "false")]).await;
+    let meant = s.search(&[("q", "pineapples"), ("typos", "false")]).await;
     assert_eq!(meant["total"], 3);
     assert!(meant.get("suggestion").is_none(), "{meant}");
     // A word spelt right is not corrected; short words and quoted phrases never are.
-    let right = search(&s, &[("q", "pineapples")]).await;
+    let right = s.search(&[("q", "pineapples")]).await;
     assert_eq!(right["total"], 3);
     assert!(right.get("corrections").is_none(), "{right}");
-    assert_eq!(search(&s, &[("q", "pear")]).await["total"], 1);
+    assert_eq!(s.search(&[("q", "pear")]).await["total"], 1);
     assert_eq!(
-        search(&s, &[("q", "peer")]).await["total"],
+        s.search(&[("q", "peer")]).await["total"],
         0,
         "4 letters: no typo"
     );
-    let quoted = search(&s, &[("q", "\"pinapples arrived\"")]).await;
+    let quoted = s.search(&[("q", "\"pinapples arrived\"")]).await;
     assert_eq!(quoted["total"], 0, "{quoted}");
 }
 
@@ -83,7 +70,7 @@ async fn the_server_setting_turns_typo_tolerance_off_unless_a_search_asks() {
     };
     let s = TestServer::start_with(settings).await;
     fruit_drive(&s).await;
-    assert_eq!(search(&s, &[("q", "pinapples")]).await["total"], 0);
-    let asked = search(&s, &[("q", "pinapples"), ("typos", "true")]).await;
+    assert_eq!(s.search(&[("q", "pinapples")]).await["total"], 0);
+    let asked = s.search(&[("q", "pinapples"), ("typos", "true")]).await;
     assert_eq!(asked["total"], 3, "{asked}");
 }
