@@ -29,12 +29,19 @@ pub struct Timing {
     pub mean_total: u64,
 }
 
-/// Whether [`time_queries`] searches with typo tolerance (`IndexQuery::typos`; off by default,
-/// as the index is; the API turns it on).
-pub static TYPOS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// How [`time_queries`] asks: what its queries count, whose records they see, and whether they
+/// are typo tolerant.
+#[derive(Clone, Copy, Default)]
+pub struct Asked<'a> {
+    /// [`FACETS`] counted over every match.
+    pub facets: bool,
+    /// The terms of the `i`th query's reader (trimmed); `None`: every record.
+    pub viewer: Option<&'a dyn Fn(usize) -> Vec<String>>,
+    /// `IndexQuery::typos` (off in the index by default; the API turns it on).
+    pub typos: bool,
+}
 
-/// Runs [`WARMUP`] + `queries` queries made by `make` (page of 20, with [`FACETS`] counted
-/// when `facets`, trimmed to the terms `viewer` gives for the `i`th query when given) and
+/// Runs [`WARMUP`] + `queries` queries made by `make` (page of 20), asked as `asked` says, and
 /// times the last `queries`.
 pub fn time_queries(
     index: &dyn SearchIndex,
@@ -42,8 +49,7 @@ pub fn time_queries(
     make: &QueryMaker,
     rng: &mut StdRng,
     queries: usize,
-    facets: bool,
-    viewer: Option<&dyn Fn(usize) -> Vec<String>>,
+    asked: Asked,
 ) -> Timing {
     let mut times = Vec::with_capacity(queries);
     let mut total = 0u64;
@@ -56,13 +62,13 @@ pub fn time_queries(
             text,
             tags,
             limit: 20,
-            facet_tags: if facets {
+            facet_tags: if asked.facets {
                 FACETS.iter().map(|f| f.to_string()).collect()
             } else {
                 vec![]
             },
-            viewer: viewer.map(|v| v(i)),
-            typos: TYPOS.load(std::sync::atomic::Ordering::Relaxed),
+            viewer: asked.viewer.map(|v| v(i)),
+            typos: asked.typos,
             ..IndexQuery::default()
         };
         let t = Instant::now();

@@ -165,6 +165,23 @@ impl TestServer {
         resp.json().await.expect("the search answer")
     }
 
+    /// Uploads `text` as `<id>.txt` to the record `id` of `paths`' object type as the
+    /// administrator; the upload must succeed.
+    pub async fn upload_text(&self, paths: &SourcePaths, id: &str, text: &str) {
+        let resp = self
+            .req(reqwest::Method::PUT, &format!("{}/file", paths.object(id)))
+            .multipart(file_form(&format!("{id}.txt"), text.as_bytes().to_vec()))
+            .send()
+            .await
+            .expect("upload");
+        let status = resp.status();
+        assert!(
+            status.is_success(),
+            "upload {id}: {status} {}",
+            resp.text().await.unwrap_or_default()
+        );
+    }
+
     /// `base + /api/v1 + path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}/api/v1{path}", self.base)

@@ -9,19 +9,9 @@ use std::{
 };
 
 use inlet_server::config::Settings;
-use inlet_tests::{SourcePaths, TestServer, expect_problem, file_form, postgres};
+use inlet_tests::{SourcePaths, TestServer, expect_problem, postgres};
 use reqwest::Method;
 use serde_json::{Value, json};
-
-async fn upload(s: &TestServer, p: &SourcePaths, id: &str, text: &str) {
-    let resp = s
-        .req(Method::PUT, &format!("{}/file", p.object(id)))
-        .multipart(file_form(&format!("{id}.txt"), text.as_bytes().to_vec()))
-        .send()
-        .await
-        .unwrap();
-    assert!(resp.status().is_success(), "{}", resp.text().await.unwrap());
-}
 
 async fn delete(s: &TestServer, p: &SourcePaths, id: &str) -> u16 {
     s.req(Method::DELETE, &p.object(id))
@@ -82,7 +72,7 @@ async fn the_feed_opens_with_a_snapshot_then_follows_every_write() {
     let p = s.record_source().await;
     let n = s.sync(&p, "START_INITIAL", None).await;
     for id in ["a", "b x", "c"] {
-        upload(&s, &p, id, &format!("text of {id}")).await;
+        s.upload_text(&p, id, &format!("text of {id}")).await;
     }
     s.sync(&p, "COMPLETE", Some(n)).await;
 
@@ -110,9 +100,9 @@ async fn the_feed_opens_with_a_snapshot_then_follows_every_write() {
     assert_eq!(object["content"], "text of b x");
 
     // Then: a rewritten, c deleted, d new; a sync touching only a removes b and d.
-    upload(&s, &p, "a", "a again").await;
+    s.upload_text(&p, "a", "a again").await;
     assert_eq!(delete(&s, &p, "c").await, 204);
-    upload(&s, &p, "d", "text of d").await;
+    s.upload_text(&p, "d", "text of d").await;
     let n = s.sync(&p, "START", None).await;
     let resp = s
         .req(Method::PUT, &p.object("a"))
@@ -139,7 +129,7 @@ async fn the_feed_opens_with_a_snapshot_then_follows_every_write() {
     // One source only.
     let other = s.create_source(inlet_tests::record_source("other")).await;
     let other = SourcePaths::of(&other, 0);
-    upload(&s, &other, "x", "x").await;
+    s.upload_text(&other, "x", "x").await;
     let only = read(&s, &[("sourceId", other.source_id.clone())]).await;
     let labels: Vec<String> = only["changes"]
         .as_array()
@@ -154,7 +144,7 @@ async fn the_feed_opens_with_a_snapshot_then_follows_every_write() {
 async fn bad_reads_are_named_and_other_workspaces_see_nothing() {
     let s = TestServer::start().await;
     let p = s.record_source().await;
-    upload(&s, &p, "a", "a").await;
+    s.upload_text(&p, "a", "a").await;
     for (name, value, says) in [
         ("limit", "0", "at least 1"),
         ("limit", "1001", "at most 1000"),
@@ -219,7 +209,7 @@ async fn a_wait_answers_when_a_change_arrives() {
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    upload(&s, &p, "late", "late").await;
+    s.upload_text(&p, "late", "late").await;
     let (page, took) = waiting.await.unwrap();
     assert_eq!(
         page["changes"]
@@ -253,7 +243,7 @@ async fn a_cursor_older_than_the_retention_is_gone() {
         &s.create_source(inlet_tests::record_source("doomed")).await,
         0,
     );
-    upload(&s, &doomed, "x", "x").await;
+    s.upload_text(&doomed, "x", "x").await;
     let (_, old) = walk(&s, None, 100).await;
     let resp = s
         .req(Method::DELETE, &format!("/sources/{}", doomed.source_id))
@@ -261,7 +251,7 @@ async fn a_cursor_older_than_the_retention_is_gone() {
         .await
         .unwrap();
     assert!(resp.status().is_success(), "{}", resp.status());
-    upload(&s, &p, "kept", "kept").await;
+    s.upload_text(&p, "kept", "kept").await;
     // The purge runs every second and removes the deletion once it is a second old.
     let deadline = Instant::now() + Duration::from_secs(15);
     let gone = loop {
@@ -316,7 +306,9 @@ async fn two_replicas_serve_one_feed_under_concurrent_writers() {
                 if i % 5 == 4 {
                     let _ = delete(&server, &p, &id).await;
                 } else {
-                    upload(&server, &p, &id, &format!("writer {w} step {i}")).await;
+                    server
+                        .upload_text(&p, &id, &format!("writer {w} step {i}"))
+                        .await;
                 }
             }
         }));

@@ -3,8 +3,7 @@
 //! and the server's `--typo-tolerance off` search the words as written.
 
 use inlet_server::config::Settings;
-use inlet_tests::{SourcePaths, TestServer, file_form, record_source};
-use reqwest::Method;
+use inlet_tests::{SourcePaths, TestServer, record_source};
 
 async fn fruit_drive(s: &TestServer) {
     let source = s.create_source(record_source("fruit")).await;
@@ -16,13 +15,7 @@ async fn fruit_drive(s: &TestServer) {
         ("d", "apples and pears"),
     ];
     for (id, text) in texts {
-        let resp = s
-            .req(Method::PUT, &format!("{}/file", p.object(id)))
-            .multipart(file_form(&format!("{id}.txt"), text.as_bytes().to_vec()))
-            .send()
-            .await
-            .unwrap();
-        assert!(resp.status().is_success(), "upload {id}: {}", resp.status());
+        s.upload_text(&p, id, text).await;
     }
 }
 

@@ -19,7 +19,7 @@ use tantivy::{
     BitSet, DocId, Score, SegmentOrdinal, SegmentReader,
     collector::{Collector, SegmentCollector},
     columnar::{StrColumn, TermOrdHit},
-    schema::{Field, IndexRecordOption},
+    schema::Field,
 };
 
 use crate::filter::{AccessFilter, SegmentBits};
@@ -196,28 +196,6 @@ impl SegmentCollector for SegmentCounts {
     }
 }
 
-/// How many documents of `info`'s posting list `contains` holds: decoded a block of 128 at a
-/// time, read as a slice (a posting list's cursor would be advanced document by document).
-fn count_in(
-    inverted: &tantivy::InvertedIndexReader,
-    info: &tantivy::postings::TermInfo,
-    contains: impl Fn(DocId) -> bool,
-) -> u64 {
-    let Ok(mut block) = inverted.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)
-    else {
-        return 0;
-    };
-    let mut n = 0u64;
-    loop {
-        let docs = block.docs();
-        if docs.is_empty() {
-            return n;
-        }
-        n += docs.iter().filter(|&&doc| contains(doc)).count() as u64;
-        block.advance();
-    }
-}
-
 impl SegmentCounts {
     /// Counts every value of the tags by its posting list, against a bitset of the matches.
     fn by_postings(
@@ -229,7 +207,7 @@ impl SegmentCounts {
             matched.insert(doc);
         }
         self.by_value(inverted, |_, _, info| {
-            count_in(inverted, info, |doc| matched.contains(doc))
+            crate::filter::count_postings(inverted, info, u64::MAX, |doc| matched.contains(doc))
         })
     }
 

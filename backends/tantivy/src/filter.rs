@@ -184,22 +184,33 @@ impl SegmentBits {
         info: &tantivy::postings::TermInfo,
         cap: u64,
     ) -> u64 {
-        let Ok(mut block) =
-            inverted.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)
-        else {
-            return 0;
-        };
-        let mut n = 0u64;
-        while n <= cap {
-            let docs = block.docs();
-            if docs.is_empty() {
-                break;
-            }
-            n += docs.iter().filter(|&&doc| self.contains(doc)).count() as u64;
-            block.advance();
-        }
-        n
+        count_postings(inverted, info, cap, |doc| self.contains(doc))
     }
+}
+
+/// How many documents of `info`'s posting list in `inverted` meet `contains`, read until more
+/// than `cap` are found: decoded a block of 128 at a time and read as a slice (a posting
+/// list's cursor would be advanced document by document).
+pub fn count_postings(
+    inverted: &tantivy::InvertedIndexReader,
+    info: &tantivy::postings::TermInfo,
+    cap: u64,
+    contains: impl Fn(DocId) -> bool,
+) -> u64 {
+    let Ok(mut block) = inverted.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)
+    else {
+        return 0;
+    };
+    let mut n = 0u64;
+    while n <= cap {
+        let docs = block.docs();
+        if docs.is_empty() {
+            break;
+        }
+        n += docs.iter().filter(|&&doc| contains(doc)).count() as u64;
+        block.advance();
+    }
+    n
 }
 
 /// Bitsets of access filters, by segment and the filter's terms.

@@ -10,12 +10,14 @@ impl TantivyIndex {
         let (searcher, offset) = self.searcher_for(q.cursor.as_deref())?;
         let lang = analysis::query_language(&q.text);
         let parsed = query::parse(&q.text);
+        // The reader's filter, read once for the query, its typos and its facets.
+        let access = self.access(q);
         let (variants, corrections) = match q.typos {
-            true => self.variants(&searcher, &parsed, q)?,
+            true => self.variants(&searcher, &parsed, q, access.as_ref())?,
             false => Default::default(),
         };
         let built = query::build(&parsed, q.match_all, lang, self.fields.text, &variants);
-        let filters = self.filters(q);
+        let filters = self.filters(q, access.as_ref());
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = filters
             .iter()
             .map(|(occur, f)| (*occur, f.box_clone()))
@@ -33,7 +35,7 @@ impl TantivyIndex {
             field: TAG_VALUES.to_string(),
             facet_field: self.fields.tags,
             tags: q.facet_tags.clone(),
-            within: self.access(q),
+            within: access.clone(),
         };
         let limit = q.limit.max(1) as usize;
         let (total, addresses, facet_counts): (usize, Vec<DocAddress>, _) =
@@ -149,7 +151,7 @@ impl TantivyIndex {
         let suggestion = if total < typos::SUGGEST_BELOW && !parsed.is_empty() {
             let found = match q.typos {
                 true => corrections.clone(),
-                false => self.variants(&searcher, &parsed, q)?.1,
+                false => self.variants(&searcher, &parsed, q, access.as_ref())?.1,
             };
             typos::suggestion(&q.text, &found)
         } else {
@@ -217,14 +219,14 @@ impl TantivyIndex {
     }
 
     /// The neighbours of `parsed`'s plain words that look misspelt ([`typos`]), among the
-    /// records `q`'s reader may read, and the corrections they make.
+    /// records of `access` (`q`'s reader's filter), and the corrections they make.
     fn variants(
         &self,
         searcher: &Searcher,
         parsed: &query::Parsed,
         q: &IndexQuery,
+        access: Option<&AccessFilter>,
     ) -> Result<(query::Variants, Vec<Correction>)> {
-        let access = self.access(q);
         let lang = Some(analysis::query_language(&q.text));
         let mut variants = query::Variants::new();
         let mut corrections = Vec::new();
@@ -238,8 +240,7 @@ impl TantivyIndex {
                 continue;
             }
             let Some(mut near) =
-                typos::variants(searcher, self.fields.text.body, word, access.as_ref())
-                    .map_err(backend)?
+                typos::variants(searcher, self.fields.text.body, word, access).map_err(backend)?
             else {
                 continue;
             };
@@ -267,7 +268,12 @@ impl TantivyIndex {
         ))
     }
 
-    pub(crate) fn filters(&self, q: &IndexQuery) -> Vec<(Occur, Box<dyn Query>)> {
+    /// The filters of `q`, its reader's `access` filter among them ([`TantivyIndex::access`]).
+    pub(crate) fn filters(
+        &self,
+        q: &IndexQuery,
+        access: Option<&AccessFilter>,
+    ) -> Vec<(Occur, Box<dyn Query>)> {
         let f = &self.fields;
         let raw = |field: Field, v: &str| TermFilter::clause(Term::from_field_text(field, v));
         let mut out = vec![raw(f.workspace, &q.workspace_id.to_string())];
@@ -277,8 +283,8 @@ impl TantivyIndex {
         if let Some(o) = q.object_type_id {
             out.push(raw(f.object_type, &o.to_string()));
         }
-        if let Some(access) = self.access(q) {
-            out.push((Occur::Must, Box::new(access)));
+        if let Some(access) = access {
+            out.push((Occur::Must, Box::new(access.clone())));
         }
         for t in &q.tags {
             let any: Vec<(Occur, Box<dyn Query>)> = t

@@ -433,7 +433,7 @@ fn nested_reference(index: &TantivyIndex, q: &IndexQuery, offset: usize) -> Vec<
         &Default::default(),
     )
     .expect("words");
-    let mut clauses = index.filters(q);
+    let mut clauses = index.filters(q, index.access(q).as_ref());
     clauses.push((Occur::Must, built.query.box_clone()));
     if let Some(every) = built.every_word() {
         clauses.push((
@@ -596,11 +596,14 @@ fn bonuses_read_only_where_they_can_change_the_page_give_the_same_page() {
                 &Default::default(),
             )
             .expect("words");
-            let filters: Vec<Box<dyn Query>> =
-                index.filters(&q).into_iter().map(|(_, f)| f).collect();
+            let filters: Vec<Box<dyn Query>> = index
+                .filters(&q, index.access(&q).as_ref())
+                .into_iter()
+                .map(|(_, f)| f)
+                .collect();
             let top = ranked::Ranked::new(limit as usize, offset, &built, &filters, &searcher)
                 .expect("collector");
-            let mut clauses = index.filters(&q);
+            let mut clauses = index.filters(&q, index.access(&q).as_ref());
             clauses.push((Occur::Must, built.query.box_clone()));
             let whole: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
             // Every match read as a bitset counts and facets as the whole query does.

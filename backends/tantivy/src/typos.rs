@@ -107,12 +107,13 @@ pub fn variants(
     {
         return Ok(None);
     }
-    let fuzzy = FuzzyTermQuery::new(term.clone(), edits, true);
+    // One automaton, walked over each segment's dictionary.
+    let automaton = FuzzyTermQuery::new(term.clone(), edits, true).automaton()?;
     let mut found: HashMap<String, u64> = HashMap::new();
     for segment in searcher.segment_readers() {
         let inverted = segment.inverted_index(field)?;
         let bits = within.map(|f| f.bits_in(segment)).transpose()?;
-        let mut stream = inverted.terms().search(fuzzy.automaton()?).into_stream()?;
+        let mut stream = inverted.terms().search(&automaton).into_stream()?;
         while stream.advance() {
             let Ok(text) = std::str::from_utf8(stream.key()) else {
                 continue;

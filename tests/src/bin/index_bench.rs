@@ -17,7 +17,7 @@
 //! user's first (read from the postings); and the first user's searches again typo tolerant,
 //! as the API sends them (DESIGN 7), with the ratio to the same searches without.
 
-use std::{sync::atomic::Ordering::Relaxed, time::Instant};
+use std::time::Instant;
 
 use inlet_core::{
     access::{self, Grantee},
@@ -27,7 +27,7 @@ use inlet_core::{
 };
 use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
-    bench::{TYPOS, WARMUP, time_queries},
+    bench::{Asked, WARMUP, time_queries},
     corpus::{query_kinds, source, tags, text},
 };
 use rand::{SeedableRng, rngs::StdRng};
@@ -171,39 +171,29 @@ fn main() {
         if only.as_deref().is_some_and(|k| k != *name) {
             continue;
         }
-        let (mut same, mut first, rng_before) = (rng.clone(), rng.clone(), rng.clone());
-        let t = time_queries(&index, ws, make, &mut rng, queries, true, None);
-        let v = time_queries(
-            &index,
-            ws,
-            make,
-            &mut same,
-            queries,
-            true,
-            Some(&same_reader),
-        );
-        let f = time_queries(
-            &index,
-            ws,
-            make,
-            &mut first,
-            queries,
-            true,
-            Some(&new_reader),
-        );
-        // The same queries as the API sends them, typo tolerant, trimmed.
-        TYPOS.store(true, Relaxed);
-        let mut again = rng_before.clone();
-        let y = time_queries(
-            &index,
-            ws,
-            make,
-            &mut again,
-            queries,
-            true,
-            Some(&same_reader),
-        );
-        TYPOS.store(false, Relaxed);
+        // The same queries four ways: as a connector, as one reader again and again, each as
+        // a new reader's first, and as the one reader with typo tolerance (as the API asks).
+        let (mut same, mut first, mut again) = (rng.clone(), rng.clone(), rng.clone());
+        let facets = Asked {
+            facets: true,
+            ..Asked::default()
+        };
+        let trimmed = Asked {
+            viewer: Some(&same_reader),
+            ..facets
+        };
+        let t = time_queries(&index, ws, make, &mut rng, queries, facets);
+        let v = time_queries(&index, ws, make, &mut same, queries, trimmed);
+        let new = Asked {
+            viewer: Some(&new_reader),
+            ..facets
+        };
+        let f = time_queries(&index, ws, make, &mut first, queries, new);
+        let typos = Asked {
+            typos: true,
+            ..trimmed
+        };
+        let y = time_queries(&index, ws, make, &mut again, queries, typos);
         println!(
             "| {name} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {} | {:.2} | {:.1} | {:.2} \
              | {:.1} | {:.2} |",

@@ -32,7 +32,7 @@ use inlet_core::{
 };
 use inlet_search_tantivy::TantivyIndex;
 use inlet_tests::{
-    bench::{database, time_queries},
+    bench::{Asked, database, time_queries},
     corpus::{query_kinds, source, tags, text},
 };
 use rand::{SeedableRng, rngs::StdRng};
@@ -184,7 +184,11 @@ fn run_queries(index: &dyn SearchIndex, ws: uuid::Uuid, queries: usize) {
     let mut rng = StdRng::seed_from_u64(99);
     for (name, make) in query_kinds() {
         for facets in [false, true] {
-            let t = time_queries(index, ws, &make, &mut rng, queries, facets, None);
+            let asked = Asked {
+                facets,
+                ..Asked::default()
+            };
+            let t = time_queries(index, ws, &make, &mut rng, queries, asked);
             println!(
                 "| {name} | {} | {:.1} | {:.1} | {:.1} | {} |",
                 if facets { "3" } else { "–" },
