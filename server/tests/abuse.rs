@@ -180,7 +180,7 @@ async fn counter_rows(url: &str) -> u64 {
     let row = db
         .query_one_raw(Statement::from_string(
             backend,
-            "SELECT COUNT(*) AS n FROM rate_limits",
+            "SELECT COUNT(*) AS n FROM documents WHERE collection = 'rate_limits'",
         ))
         .await
         .expect("count")

@@ -1,12 +1,11 @@
 #![doc = include_str!("../README.md")]
 
 mod accounts;
+mod documents;
 mod folders;
 mod groups;
-mod jobs;
 mod log;
 mod oauth;
-mod rate_limits;
 mod records;
 pub mod register;
 mod sources;
@@ -65,8 +64,6 @@ struct State {
     codes: HashMap<String, (AuthCode, bool)>,
     oauth_tokens: HashMap<String, OAuthToken>,
     sessions: HashMap<String, Session>,
-    /// Rate-limit windows: key → (window start, count).
-    rates: HashMap<String, (i64, u32)>,
     /// The write log ([`inlet_core::index`]).
     log: Log,
     /// Registered webhooks, oldest first.
@@ -75,8 +72,8 @@ struct State {
     deliveries: Vec<Delivery>,
     /// The deployment's secret keys by name.
     keys: HashMap<String, String>,
-    /// Background jobs by id.
-    jobs: HashMap<Uuid, inlet_core::store::jobs::JobRow>,
+    /// Documents by (collection, key): body and revision.
+    documents: BTreeMap<(String, String), (String, u64)>,
 }
 
 /// The write log: each record at the position of its last write (compacted), and the sources

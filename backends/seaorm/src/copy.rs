@@ -68,12 +68,11 @@ pub const TABLES: &[Table] = &[
     table("oauth_sessions", &["id_hash"]),
     table("webhooks", &["id"]),
     table("webhook_deliveries", &["id"]),
-    table("jobs", &["id"]),
+    table("documents", &["collection", "doc_key"]),
 ];
 
-/// Tables a copy leaves out: each store's migration history, the copy's own mark, and
-/// rate-limit counters (they only matter for the minute they count).
-pub const NOT_COPIED: &[&str] = &["seaql_migrations", "copy_marks", "rate_limits"];
+/// Tables a copy leaves out: each store's migration history and the copy's own mark.
+pub const NOT_COPIED: &[&str] = &["seaql_migrations", "copy_marks"];
 
 /// Rows read and written at once.
 const PAGE: usize = 1000;

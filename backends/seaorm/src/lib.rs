@@ -3,13 +3,12 @@
 mod accounts;
 mod batch;
 pub mod copy;
+mod documents;
 mod folders;
 mod groups;
-mod jobs;
 mod log;
 mod migration;
 mod oauth;
-mod rate_limits;
 mod records;
 pub mod register;
 mod sources;

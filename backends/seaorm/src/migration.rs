@@ -1,6 +1,9 @@
 //! Versioned schema migrations. One SQL text serves both databases: ids are TEXT (hyphenated
 //! UUIDs), timestamps BIGINT milliseconds since the epoch, structured values JSON in TEXT.
 
+mod documents;
+
+use documents::M0021Documents;
 use sea_orm_migration::{
     MigrationTrait, MigratorTrait, SchemaManager, async_trait,
     prelude::{ConnectionTrait, DbErr},
@@ -33,6 +36,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0018Originals),
             Box::new(M0019Jobs),
             Box::new(M0020CopyMarks),
+            Box::new(M0021Documents),
         ]
     }
 }

@@ -446,6 +446,21 @@ async fn an_old_database_is_migrated_then_copied() {
     let target = inlet_store_seaorm::register::open_for_copy(&target_url)
         .await
         .unwrap();
+    // Documents (a job, a counter) are carried too.
+    let job = inlet_core::store::jobs::JobRow {
+        id: uuid::Uuid::new_v4(),
+        kind: "reextract".into(),
+        workspace_id: None,
+        created_at: inlet_core::time::now(),
+        finished: false,
+        body: serde_json::json!({"done": 0}),
+        revision: 0,
+    };
+    assert!(source.put_job(&job, 0).await.unwrap());
+    assert_eq!(
+        source.rate_hit("login:x|127.0.0.1", 60_000).await.unwrap(),
+        1
+    );
     source
         .copy_into(&target, "old.db", &mut |_| {})
         .await
@@ -463,8 +478,106 @@ async fn an_old_database_is_migrated_then_copied() {
     let mut ids: Vec<_> = live.iter().map(|(_, r)| r.external_id.clone()).collect();
     ids.sort();
     assert_eq!(ids, ["a", "b"]);
+    let copied = target.get_job(job.id).await.unwrap().unwrap();
+    assert_eq!((copied.revision, copied.body), (1, job.body));
+    assert_eq!(
+        target
+            .rate_count("login:x|127.0.0.1", 60_000)
+            .await
+            .unwrap(),
+        1
+    );
     if let Some(s) = schema {
         common::PgSchema::drop_named(&s.name).await;
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Jobs (m0019) and rate-limit counters kept in tables of their own before m0021 are
+/// documents after it: a job reads back whole at its revision and is written on from it, and
+/// a counter keeps its count.
+async fn jobs_and_counters_become_documents(url: &str) {
+    let db = Database::connect(url).await.unwrap();
+    let backend = db.get_database_backend();
+    Migrator::up(&db, Some(20)).await.unwrap();
+    let sql = |sql: &str, values: Vec<Value>| {
+        let sql = match backend {
+            DbBackend::Postgres => sql.to_string(),
+            _ => sql.replace('$', "?"),
+        };
+        Statement::from_sql_and_values(backend, sql, values)
+    };
+    let (id, ws) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    db.execute_raw(sql(
+        "INSERT INTO jobs (id, kind, workspace_id, created_ms, finished, body, revision) \
+         VALUES ($1, 'reextract', $2, 1700000000123, $3, $4, 7)",
+        vec![
+            id.to_string().into(),
+            ws.to_string().into(),
+            false.into(),
+            r#"{"state":"running","done":3}"#.into(),
+        ],
+    ))
+    .await
+    .unwrap();
+    db.execute_raw(sql(
+        "INSERT INTO rate_limits (rate_key, window_start, hits) VALUES ($1, $2, 4)",
+        vec!["login:old|10.0.0.1".into(), 1_700_000_040_000i64.into()],
+    ))
+    .await
+    .unwrap();
+    db.close().await.unwrap();
+
+    let store = SeaOrmStore::connect(url).await.unwrap();
+    let job = store.get_job(id).await.unwrap().expect("the job");
+    assert_eq!(job.kind, "reextract");
+    assert_eq!(job.workspace_id, Some(ws));
+    assert_eq!(job.created_at.timestamp_millis(), 1_700_000_000_123);
+    assert!(!job.finished);
+    assert_eq!(job.body, serde_json::json!({"state": "running", "done": 3}));
+    assert_eq!(job.revision, 7);
+    assert!(!store.put_job(&job, 6).await.unwrap(), "a stale write");
+    assert!(store.put_job(&job, 7).await.unwrap());
+    let query = inlet_core::store::jobs::JobQuery {
+        kind: "reextract".into(),
+        workspace_id: Some(ws),
+        open_only: true,
+        limit: 10,
+    };
+    assert_eq!(store.list_jobs(&query).await.unwrap().len(), 1);
+    assert_eq!(
+        store
+            .rate_count("login:old|10.0.0.1", 1_700_000_040_000)
+            .await
+            .unwrap(),
+        4
+    );
+    assert_eq!(
+        store
+            .rate_hit("login:old|10.0.0.1", 1_700_000_040_000)
+            .await
+            .unwrap(),
+        5
+    );
+}
+
+#[tokio::test]
+async fn sqlite_jobs_and_counters_become_documents() {
+    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    jobs_and_counters_become_documents(&format!(
+        "sqlite://{}?mode=rwc",
+        dir.join("old.db").display()
+    ))
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn postgres_jobs_and_counters_become_documents() {
+    let Some(schema) = common::PgSchema::create().await else {
+        return;
+    };
+    jobs_and_counters_become_documents(&schema.url).await;
+    common::PgSchema::drop_named(&schema.name).await;
 }

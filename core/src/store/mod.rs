@@ -1,9 +1,12 @@
 //! The storage contract, one small trait per concept; a backend implements each in a module of
 //! its own. [`RecordStore`] (sources, syncs, records, folders, groups, the write log, jobs) and
 //! [`TokenStore`] (accounts, OAuth state, rate limits) name the sets the server holds; every
-//! type implementing the parts implements them.
+//! type implementing the parts implements them. What is the same on every store is built here
+//! on the [`Documents`] primitive ([`Jobs`], [`RateLimits`]): a backend implements
+//! [`Documents`] and gets those.
 
 pub mod accounts;
+pub mod documents;
 pub mod folders;
 pub mod groups;
 pub mod jobs;
@@ -15,6 +18,7 @@ pub mod sources;
 pub mod syncs;
 
 pub use accounts::Accounts;
+pub use documents::Documents;
 pub use folders::Folders;
 pub use groups::Groups;
 pub use jobs::Jobs;
@@ -30,18 +34,24 @@ pub use syncs::Syncs;
 /// need no import.
 pub mod prelude {
     pub use super::{
-        Accounts, Folders, Groups, Jobs, OAuthStore, RateLimits, RecordStore, Records, Sources,
-        Syncs, TokenStore, WriteLog,
+        Accounts, Documents, Folders, Groups, Jobs, OAuthStore, RateLimits, RecordStore, Records,
+        Sources, Syncs, TokenStore, WriteLog,
     };
 }
 
 /// Everything a store of sources, syncs, records, folders and groups provides, with its write
 /// log and the background jobs that work on its records.
-pub trait RecordStore: Sources + Syncs + Records + Folders + Groups + WriteLog + Jobs {}
+pub trait RecordStore:
+    Documents + Sources + Syncs + Records + Folders + Groups + WriteLog + Jobs
+{
+}
 
-impl<T: Sources + Syncs + Records + Folders + Groups + WriteLog + Jobs + ?Sized> RecordStore for T {}
+impl<T: Documents + Sources + Syncs + Records + Folders + Groups + WriteLog + Jobs + ?Sized>
+    RecordStore for T
+{
+}
 
 /// Everything a store of accounts, OAuth state and rate limits provides.
-pub trait TokenStore: Accounts + OAuthStore + RateLimits {}
+pub trait TokenStore: Documents + Accounts + OAuthStore + RateLimits {}
 
-impl<T: Accounts + OAuthStore + RateLimits + ?Sized> TokenStore for T {}
+impl<T: Documents + Accounts + OAuthStore + RateLimits + ?Sized> TokenStore for T {}

@@ -273,6 +273,12 @@ pub async fn sessions_and_rate_windows(store: &dyn TokenStore) {
     assert_eq!(store.rate_hit(&key, 1000).await.unwrap(), 2);
     assert_eq!(store.rate_count(&key, 1000).await.unwrap(), 2);
     assert_eq!(store.rate_hit(&key, 2000).await.unwrap(), 1);
-    assert_eq!(store.rate_count(&key, 1000).await.unwrap(), 0);
     assert_eq!(store.rate_count(&key, 2000).await.unwrap(), 1);
+    assert_eq!(store.rate_count(&key, 3000).await.unwrap(), 0);
+    // A past window keeps its count until the retention removes it.
+    assert_eq!(store.rate_count(&key, 1000).await.unwrap(), 2);
+    let later = 2000 + crate::token::RATE_RETENTION_MS + 1;
+    assert_eq!(store.rate_hit(&key, later).await.unwrap(), 1);
+    assert_eq!(store.rate_count(&key, 1000).await.unwrap(), 0);
+    assert_eq!(store.rate_count(&key, 2000).await.unwrap(), 0);
 }

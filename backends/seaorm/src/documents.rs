@@ -1,0 +1,179 @@
+//! Documents ([`inlet_core::store::Documents`]): one row per (collection, key) in `documents`
+//! (m0021), keys in byte order (`COLLATE "C"` on PostgreSQL, SQLite's binary collation). A
+//! batch runs in one transaction; a write whose expectation fails rolls it back.
+
+use async_trait::async_trait;
+use inlet_core::Result;
+use inlet_core::store::{
+    Documents,
+    documents::{DocWrite, Document, Expect, KeyRange},
+};
+use sea_orm::{ConnectionTrait, QueryResult, Value};
+
+use crate::{SeaOrmStore, all, db_error, exec, get, one};
+
+/// Unconditional deletes one statement removes at most.
+const DELETE_RUN: usize = 500;
+
+fn document(row: &QueryResult) -> Result<Document> {
+    Ok(Document {
+        key: get(row, "doc_key")?,
+        body: get(row, "body")?,
+        revision: u64::try_from(get::<i64>(row, "revision")?).unwrap_or(0),
+    })
+}
+
+impl SeaOrmStore {
+    /// Applies one write in `txn`; answers whether its expectation held.
+    async fn write_document(&self, txn: &impl ConnectionTrait, w: &DocWrite) -> Result<bool> {
+        let key = || -> Vec<Value> { vec![w.collection.into(), w.key.clone().into()] };
+        let with = |mut values: Vec<Value>, more: Vec<Value>| {
+            values.extend(more);
+            values
+        };
+        let sql = match (&w.body, w.expect) {
+            (Some(_), Expect::Any) => {
+                "INSERT INTO documents (collection, doc_key, body, revision) \
+                 VALUES ($1, $2, $3, 1) ON CONFLICT (collection, doc_key) DO UPDATE \
+                 SET body = excluded.body, revision = documents.revision + 1"
+            }
+            (Some(_), Expect::Absent) => {
+                "INSERT INTO documents (collection, doc_key, body, revision) \
+                 VALUES ($1, $2, $3, 1) ON CONFLICT (collection, doc_key) DO NOTHING"
+            }
+            (Some(_), Expect::Revision(_)) => {
+                "UPDATE documents SET body = $3, revision = revision + 1 \
+                 WHERE collection = $1 AND doc_key = $2 AND revision = $4"
+            }
+            (None, Expect::Any) => {
+                exec(
+                    txn,
+                    self.stmt(
+                        "DELETE FROM documents WHERE collection = $1 AND doc_key = $2",
+                        key(),
+                    ),
+                )
+                .await?;
+                return Ok(true);
+            }
+            (None, Expect::Absent) => {
+                let found = one(
+                    txn,
+                    self.stmt(
+                        "SELECT revision FROM documents WHERE collection = $1 AND doc_key = $2",
+                        key(),
+                    ),
+                )
+                .await?;
+                return Ok(found.is_none());
+            }
+            (None, Expect::Revision(r)) => {
+                let r = i64::try_from(r).unwrap_or(i64::MAX);
+                let n = exec(
+                    txn,
+                    self.stmt(
+                        "DELETE FROM documents WHERE collection = $1 AND doc_key = $2 \
+                         AND revision = $3",
+                        with(key(), vec![r.into()]),
+                    ),
+                )
+                .await?;
+                return Ok(n == 1);
+            }
+        };
+        let mut values = with(key(), vec![w.body.clone().into()]);
+        if let Expect::Revision(r) = w.expect {
+            values.push(i64::try_from(r).unwrap_or(i64::MAX).into());
+        }
+        Ok(exec(txn, self.stmt(sql, values)).await? == 1 || w.expect == Expect::Any)
+    }
+}
+
+#[async_trait]
+impl Documents for SeaOrmStore {
+    async fn get_document(&self, collection: &str, key: &str) -> Result<Option<Document>> {
+        one(
+            &self.db,
+            self.stmt(
+                "SELECT doc_key, body, revision FROM documents \
+                 WHERE collection = $1 AND doc_key = $2",
+                vec![collection.into(), key.into()],
+            ),
+        )
+        .await?
+        .as_ref()
+        .map(document)
+        .transpose()
+    }
+
+    async fn scan_documents(
+        &self,
+        collection: &str,
+        range: KeyRange<'_>,
+        limit: usize,
+    ) -> Result<Vec<Document>> {
+        let mut sql = String::from(
+            "SELECT doc_key, body, revision FROM documents \
+             WHERE collection = $1 AND doc_key >= $2",
+        );
+        let mut values: Vec<Value> = vec![collection.into(), range.prefix.into()];
+        if let Some(after) = range.after {
+            values.push(after.into());
+            sql.push_str(&format!(" AND doc_key > ${}", values.len()));
+        }
+        values.push(i64::try_from(limit).unwrap_or(i64::MAX).into());
+        sql.push_str(&format!(" ORDER BY doc_key LIMIT ${}", values.len()));
+        let rows = all(&self.db, self.stmt(&sql, values)).await?;
+        // Keys after the prefix's run end the page.
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let d = document(row)?;
+            if !d.key.starts_with(range.prefix) {
+                break;
+            }
+            out.push(d);
+        }
+        Ok(out)
+    }
+
+    async fn write_documents(&self, writes: &[DocWrite]) -> Result<bool> {
+        let _w = self.write_guard().await;
+        let txn = self.begin_write().await?;
+        let mut rest = writes;
+        while let Some(w) = rest.first() {
+            // A run of unconditional deletes of one collection (expired counters) is one
+            // statement.
+            let run = rest
+                .iter()
+                .take_while(|d| {
+                    d.body.is_none() && d.expect == Expect::Any && d.collection == w.collection
+                })
+                .take(DELETE_RUN)
+                .count();
+            if run > 1 {
+                let mut values: Vec<Value> = vec![w.collection.into()];
+                let marks: Vec<String> = rest[..run]
+                    .iter()
+                    .map(|d| {
+                        values.push(d.key.clone().into());
+                        format!("${}", values.len())
+                    })
+                    .collect();
+                let sql = format!(
+                    "DELETE FROM documents WHERE collection = $1 AND doc_key IN ({})",
+                    marks.join(", ")
+                );
+                exec(&txn, self.stmt(&sql, values)).await?;
+                rest = &rest[run..];
+                continue;
+            }
+            if !self.write_document(&txn, w).await? {
+                txn.rollback().await.map_err(db_error)?;
+                return Ok(false);
+            }
+            rest = &rest[1..];
+        }
+        txn.commit().await.map_err(db_error)?;
+        Ok(true)
+    }
+}

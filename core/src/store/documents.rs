@@ -1,0 +1,164 @@
+//! The document primitive: small JSON documents by collection and key, each with a revision,
+//! read one at a time or in key order and written in all-or-nothing batches whose writes can
+//! each be conditional. A backend implements these three methods; core builds on them the
+//! stores whose rules are the same everywhere ([`super::Jobs`], [`super::RateLimits`]), so a
+//! new backend gets those for nothing.
+
+use async_trait::async_trait;
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::{Error, Result};
+
+/// One stored document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    /// Its key, unique in its collection.
+    pub key: String,
+    /// Its body: JSON text, as core wrote it.
+    pub body: String,
+    /// 1 when created, bumped by every write.
+    pub revision: u64,
+}
+
+impl Document {
+    /// The body read as `T`.
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T> {
+        serde_json::from_str(&self.body).map_err(Error::backend)
+    }
+}
+
+/// What a write expects of the stored document; a write whose expectation fails fails its
+/// whole batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// Whatever is stored (nothing or any revision).
+    Any,
+    /// Nothing is stored under the key.
+    Absent,
+    /// The stored document is at this revision.
+    Revision(u64),
+}
+
+impl Expect {
+    /// Whether a stored revision (`None`: nothing stored) meets the expectation.
+    pub fn holds(self, stored: Option<u64>) -> bool {
+        match self {
+            Expect::Any => true,
+            Expect::Absent => stored.is_none(),
+            Expect::Revision(r) => stored == Some(r),
+        }
+    }
+
+    /// The expectation of a compare-and-set over `revision` (0: nothing stored).
+    pub fn at(revision: u64) -> Self {
+        match revision {
+            0 => Expect::Absent,
+            r => Expect::Revision(r),
+        }
+    }
+}
+
+/// One write of a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocWrite {
+    /// The collection written.
+    pub collection: &'static str,
+    /// The document's key.
+    pub key: String,
+    /// The new body (JSON text); `None` deletes the document.
+    pub body: Option<String>,
+    /// What the stored document must be for the batch to apply.
+    pub expect: Expect,
+}
+
+impl DocWrite {
+    /// Stores `value` under `key` if `expect` holds (a new revision: the stored one plus 1).
+    pub fn put<T: Serialize>(
+        collection: &'static str,
+        key: impl Into<String>,
+        value: &T,
+        expect: Expect,
+    ) -> Result<Self> {
+        Ok(Self {
+            collection,
+            key: key.into(),
+            body: Some(serde_json::to_string(value).map_err(Error::backend)?),
+            expect,
+        })
+    }
+
+    /// Deletes the document under `key` if `expect` holds (deleting nothing is no error).
+    pub fn delete(collection: &'static str, key: impl Into<String>, expect: Expect) -> Self {
+        Self {
+            collection,
+            key: key.into(),
+            body: None,
+            expect,
+        }
+    }
+}
+
+/// Which documents of a collection a scan reads: keys starting with `prefix`, after `after`
+/// (exclusive), in byte order of the keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyRange<'a> {
+    /// Keys start with this.
+    pub prefix: &'a str,
+    /// Keys sort after this one (byte order).
+    pub after: Option<&'a str>,
+}
+
+impl KeyRange<'_> {
+    /// Whether `key` is in the range.
+    pub fn holds(&self, key: &str) -> bool {
+        key.starts_with(self.prefix) && self.after.is_none_or(|a| key > a)
+    }
+}
+
+/// Storage of documents: the primitive a backend implements for everything core keeps as
+/// documents. Every method is atomic.
+#[async_trait]
+pub trait Documents: Send + Sync + 'static {
+    /// The document under `key` in `collection`.
+    async fn get_document(&self, collection: &str, key: &str) -> Result<Option<Document>>;
+    /// Documents of `collection` in `range`, in byte order of their keys, at most `limit`.
+    async fn scan_documents(
+        &self,
+        collection: &str,
+        range: KeyRange<'_>,
+        limit: usize,
+    ) -> Result<Vec<Document>>;
+    /// Applies every write, in one transaction, when each one's expectation holds (answers
+    /// `true`); otherwise writes nothing and answers `false`. A key written twice in one batch
+    /// sees the batch's earlier write.
+    async fn write_documents(&self, writes: &[DocWrite]) -> Result<bool>;
+}
+
+/// Every document of `collection` in `range`, read a page at a time (for the small
+/// collections core keeps: jobs, counters).
+pub async fn scan_all<S: Documents + ?Sized>(
+    store: &S,
+    collection: &str,
+    range: KeyRange<'_>,
+) -> Result<Vec<Document>> {
+    const PAGE: usize = 500;
+    let mut out: Vec<Document> = Vec::new();
+    loop {
+        let after = out.last().map(|d| d.key.clone());
+        let page = store
+            .scan_documents(
+                collection,
+                KeyRange {
+                    prefix: range.prefix,
+                    after: after.as_deref().or(range.after),
+                },
+                PAGE,
+            )
+            .await?;
+        let done = page.len() < PAGE;
+        out.extend(page);
+        if done {
+            return Ok(out);
+        }
+    }
+}
