@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use inlet_core::Result;
 use inlet_core::store::{
     Documents,
-    documents::{DocWrite, Document, KeyRange},
+    documents::{DocWrite, Document, KeyRange, Op},
 };
 
 #[async_trait]
@@ -62,18 +62,24 @@ impl Documents for MemoryStore {
             if !w.expect.holds(stored) {
                 return Ok(false);
             }
-            staged.insert(id, w.body.as_ref().map(|_| stored.unwrap_or(0) + 1));
+            let after = match w.op {
+                Op::Put(_) => Some(stored.unwrap_or(0) + 1),
+                Op::Delete => None,
+                Op::Check => stored,
+            };
+            staged.insert(id, after);
         }
         for w in writes {
             let id = (w.collection.to_string(), w.key.clone());
-            match &w.body {
-                Some(body) => {
+            match &w.op {
+                Op::Put(body) => {
                     let revision = st.documents.get(&id).map_or(0, |(_, r)| *r) + 1;
                     st.documents.insert(id, (body.clone(), revision));
                 }
-                None => {
+                Op::Delete => {
                     st.documents.remove(&id);
                 }
+                Op::Check => {}
             }
         }
         Ok(true)

@@ -1,11 +1,9 @@
 #![doc = include_str!("../README.md")]
 
-mod accounts;
 mod documents;
 mod folders;
 mod groups;
 mod log;
-mod oauth;
 mod records;
 pub mod register;
 mod sources;
@@ -18,13 +16,11 @@ use inlet_core::{
     Error, Result, WorkspaceId,
     folder::Folder,
     index::{Change, LogPage, LogScope, Position},
-    oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Session},
     record::{ObjectTypeRef, Record, Scope},
     source::Source,
     sync::{self, SyncEvent, SyncRun, SyncState},
     tag::TagValue,
     time::{self},
-    token::{ApiToken, User, Workspace},
     webhook::{Delivery, Webhook},
 };
 use parking_lot::Mutex;
@@ -51,27 +47,16 @@ struct State {
     syncs: HashMap<Uuid, Vec<SyncRun>>,
     /// Records per object type, by externalId.
     records: HashMap<Uuid, HashMap<String, Record>>,
-    workspaces: Vec<Workspace>,
-    users: Vec<User>,
-    tokens: Vec<ApiToken>,
     /// Folders per (source, HIERARCHICAL tag externalId).
     folders: HashMap<(Uuid, String), Vec<Folder>>,
     /// Groups by (source, externalId), in externalId order per source.
     groups: BTreeMap<(Uuid, String), inlet_core::access::Group>,
-    clients: Vec<OAuthClient>,
-    logos: HashMap<Uuid, Logo>,
-    /// Codes by hash, with whether they were redeemed.
-    codes: HashMap<String, (AuthCode, bool)>,
-    oauth_tokens: HashMap<String, OAuthToken>,
-    sessions: HashMap<String, Session>,
     /// The write log ([`inlet_core::index`]).
     log: Log,
     /// Registered webhooks, oldest first.
     webhooks: Vec<Webhook>,
     /// Their delivery queue, in the order queued.
     deliveries: Vec<Delivery>,
-    /// The deployment's secret keys by name.
-    keys: HashMap<String, String>,
     /// Documents by (collection, key): body and revision.
     documents: BTreeMap<(String, String), (String, u64)>,
 }

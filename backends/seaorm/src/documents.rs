@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use inlet_core::Result;
 use inlet_core::store::{
     Documents,
-    documents::{DocWrite, Document, Expect, KeyRange},
+    documents::{DocWrite, Document, Expect, KeyRange, Op},
 };
 use sea_orm::{ConnectionTrait, QueryResult, Value};
 
@@ -31,7 +31,31 @@ impl SeaOrmStore {
             values.extend(more);
             values
         };
-        let sql = match (&w.body, w.expect) {
+        let body = match &w.op {
+            Op::Put(body) => Some(body.clone()),
+            Op::Delete => None,
+            Op::Check => {
+                // Read under a share lock (PostgreSQL): the document cannot change or go until
+                // this batch commits. SQLite's writes are serialized already.
+                let found = one(
+                    txn,
+                    self.stmt(
+                        &format!(
+                            "SELECT revision FROM documents WHERE collection = $1 AND doc_key = $2{}",
+                            self.for_share()
+                        ),
+                        key(),
+                    ),
+                )
+                .await?;
+                let stored = found
+                    .map(|r| get::<i64>(&r, "revision"))
+                    .transpose()?
+                    .map(|r| u64::try_from(r).unwrap_or(0));
+                return Ok(w.expect.holds(stored));
+            }
+        };
+        let sql = match (&body, w.expect) {
             (Some(_), Expect::Any) => {
                 "INSERT INTO documents (collection, doc_key, body, revision) \
                  VALUES ($1, $2, $3, 1) ON CONFLICT (collection, doc_key) DO UPDATE \
@@ -81,7 +105,7 @@ impl SeaOrmStore {
                 return Ok(n == 1);
             }
         };
-        let mut values = with(key(), vec![w.body.clone().into()]);
+        let mut values = with(key(), vec![body.into()]);
         if let Expect::Revision(r) = w.expect {
             values.push(i64::try_from(r).unwrap_or(i64::MAX).into());
         }
@@ -146,7 +170,7 @@ impl Documents for SeaOrmStore {
             let run = rest
                 .iter()
                 .take_while(|d| {
-                    d.body.is_none() && d.expect == Expect::Any && d.collection == w.collection
+                    d.op == Op::Delete && d.expect == Expect::Any && d.collection == w.collection
                 })
                 .take(DELETE_RUN)
                 .count();

@@ -1,6 +1,5 @@
 #![doc = include_str!("../README.md")]
 
-mod accounts;
 mod batch;
 pub mod copy;
 mod documents;
@@ -8,7 +7,6 @@ mod folders;
 mod groups;
 mod log;
 mod migration;
-mod oauth;
 mod records;
 pub mod register;
 mod sources;
@@ -296,13 +294,6 @@ fn json_error(e: serde_json::Error) -> Error {
 /// A UUID column.
 pub(crate) fn uuid(row: &QueryResult, col: &str) -> Result<Uuid, Error> {
     Uuid::parse_str(&get::<String>(row, col)?).map_err(Error::backend)
-}
-
-/// A milliseconds column as a time.
-pub(crate) fn ts(row: &QueryResult, col: &str) -> Result<DateTime<Utc>, Error> {
-    let ms: i64 = get(row, col)?;
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .ok_or_else(|| Error::backend(std::io::Error::other(format!("bad timestamp {ms}"))))
 }
 
 pub(crate) fn millis(t: &Timestamp) -> i64 {

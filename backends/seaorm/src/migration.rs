@@ -1,8 +1,10 @@
 //! Versioned schema migrations. One SQL text serves both databases: ids are TEXT (hyphenated
 //! UUIDs), timestamps BIGINT milliseconds since the epoch, structured values JSON in TEXT.
 
+mod accounts;
 mod documents;
 
+use accounts::M0022Accounts;
 use documents::M0021Documents;
 use sea_orm_migration::{
     MigrationTrait, MigratorTrait, SchemaManager, async_trait,
@@ -37,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0019Jobs),
             Box::new(M0020CopyMarks),
             Box::new(M0021Documents),
+            Box::new(M0022Accounts),
         ]
     }
 }

@@ -1,10 +1,16 @@
-//! Workspaces, users and their API tokens.
+//! Workspaces, users and their API tokens, kept as documents ([`super::Documents`]): this
+//! module implements [`Accounts`] once for every store. Unique names and e-mails are documents
+//! of their own, created in the same batch as what they name, so two creators of one name
+//! cannot both succeed.
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::documents::{DocWrite, Document, Documents, Expect, KeyRange, scan_all, time_key};
+use super::oauth::revoke_workspace;
 use crate::{
-    Result, WorkspaceId,
+    Error, Result, WorkspaceId,
     token::{ApiToken, User, Workspace},
 };
 
@@ -21,15 +27,15 @@ pub trait Accounts: Send + Sync + 'static {
     async fn user_by_email(&self, email: &str) -> Result<Option<User>>;
     /// How many users exist in all workspaces (0 means first start).
     async fn count_users(&self) -> Result<u64>;
-    /// Stores a new API token hash.
+    /// Stores a new API token hash; [`crate::Error::NotFound`] when its user does not exist.
     async fn add_api_token(&self, token: &ApiToken) -> Result<()>;
     /// The user owning the token with this hash.
     async fn user_by_token_hash(&self, token_hash: &str) -> Result<Option<User>>;
     /// The workspace with this id.
     async fn workspace_by_id(&self, id: WorkspaceId) -> Result<Option<Workspace>>;
     /// Switches OAuth on or off for a workspace; false when there is no such workspace.
-    /// Switching it off also revokes, in the same transaction, every OAuth token and unused
-    /// code of the workspace's clients: switching it on again revives none of them.
+    /// Switching it off also revokes every OAuth token and unused code of the workspace's
+    /// clients: switching it on again revives none of them.
     async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool>;
     /// The user with this id.
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>>;
@@ -44,4 +50,273 @@ pub trait Accounts: Send + Sync + 'static {
     /// Replaces a user's password hash (`inlet admin reset-password`); false when there is no
     /// such user.
     async fn set_password_hash(&self, user_id: Uuid, password_hash: &str) -> Result<bool>;
+}
+
+/// Workspaces by id.
+pub const WORKSPACES: &str = "workspaces";
+/// Workspace ids by name.
+pub const WORKSPACE_NAMES: &str = "workspace_names";
+/// Users by id.
+pub const USERS: &str = "users";
+/// User ids by [`email_key`].
+pub const USER_EMAILS: &str = "user_emails";
+/// API tokens by hash.
+pub const API_TOKENS: &str = "api_tokens";
+/// A user's API tokens, oldest first: `user/created/id` → the token's hash.
+pub const USER_API_TOKENS: &str = "user_api_tokens";
+/// Deployment keys by name.
+pub const DEPLOYMENT_KEYS: &str = "deployment_keys";
+
+/// Compare-and-set attempts before a write gives up as contended.
+const ATTEMPTS: usize = 64;
+
+fn contended() -> Error {
+    Error::Unavailable("the object is being changed by another request; try again".into())
+}
+
+/// Case-insensitive key of an e-mail address.
+pub fn email_key(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+/// An id other documents point at.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Pointer {
+    /// The id.
+    pub id: String,
+}
+
+fn pointer(id: impl ToString) -> Pointer {
+    Pointer { id: id.to_string() }
+}
+
+/// The writes that store a new workspace with its name (the name must be free).
+pub fn workspace_writes(w: &Workspace) -> Result<Vec<DocWrite>> {
+    Ok(vec![
+        DocWrite::put(WORKSPACE_NAMES, &w.name, &pointer(w.id), Expect::Absent)?,
+        DocWrite::put(WORKSPACES, w.id.to_string(), w, Expect::Absent)?,
+    ])
+}
+
+/// The writes that store a new user with its e-mail (the e-mail must be free).
+pub fn user_writes(u: &User) -> Result<Vec<DocWrite>> {
+    Ok(vec![
+        DocWrite::put(
+            USER_EMAILS,
+            email_key(&u.email),
+            &pointer(u.id),
+            Expect::Absent,
+        )?,
+        DocWrite::put(USERS, u.id.to_string(), u, Expect::Absent)?,
+    ])
+}
+
+fn user_token_key(t: &ApiToken) -> String {
+    format!("{}/{}/{}", t.user_id, time_key(&t.created_date), t.id)
+}
+
+/// The writes that store a new API token with its place in the user's list.
+pub fn api_token_writes(t: &ApiToken) -> Result<Vec<DocWrite>> {
+    Ok(vec![
+        DocWrite::put(API_TOKENS, &t.token_hash, t, Expect::Absent)?,
+        DocWrite::put(
+            USER_API_TOKENS,
+            user_token_key(t),
+            &pointer(&t.token_hash),
+            Expect::Absent,
+        )?,
+    ])
+}
+
+async fn doc<S: Documents + ?Sized, T: serde::de::DeserializeOwned>(
+    store: &S,
+    collection: &str,
+    key: &str,
+) -> Result<Option<(T, u64)>> {
+    match store.get_document(collection, key).await? {
+        Some(d) => Ok(Some((d.decode()?, d.revision))),
+        None => Ok(None),
+    }
+}
+
+/// What `pointers` name in `collection`, in their order (a pointer whose target is gone is
+/// left out).
+async fn follow<S: Documents + ?Sized, T: serde::de::DeserializeOwned>(
+    store: &S,
+    collection: &str,
+    pointer: Option<Document>,
+) -> Result<Option<T>> {
+    let Some(p) = pointer else {
+        return Ok(None);
+    };
+    let p: Pointer = p.decode()?;
+    Ok(doc(store, collection, &p.id).await?.map(|(v, _)| v))
+}
+
+#[async_trait]
+impl<S: Documents + ?Sized> Accounts for S {
+    async fn create_workspace(&self, workspace: &Workspace) -> Result<()> {
+        if self.write_documents(&workspace_writes(workspace)?).await? {
+            return Ok(());
+        }
+        Err(Error::conflict(format!(
+            "workspace '{}' exists",
+            workspace.name
+        )))
+    }
+
+    async fn workspace_by_name(&self, name: &str) -> Result<Option<Workspace>> {
+        let p = self.get_document(WORKSPACE_NAMES, name).await?;
+        follow(self, WORKSPACES, p).await
+    }
+
+    async fn create_user(&self, user: &User) -> Result<()> {
+        if self.write_documents(&user_writes(user)?).await? {
+            return Ok(());
+        }
+        Err(Error::conflict(format!("user '{}' exists", user.email)))
+    }
+
+    async fn user_by_email(&self, email: &str) -> Result<Option<User>> {
+        let p = self.get_document(USER_EMAILS, &email_key(email)).await?;
+        follow(self, USERS, p).await
+    }
+
+    async fn count_users(&self) -> Result<u64> {
+        Ok(scan_all(self, USERS, KeyRange::default()).await?.len() as u64)
+    }
+
+    async fn add_api_token(&self, token: &ApiToken) -> Result<()> {
+        let Some(user) = self.get_document(USERS, &token.user_id.to_string()).await? else {
+            return Err(Error::not_found(format!(
+                "user {} not found",
+                token.user_id
+            )));
+        };
+        let mut writes = vec![DocWrite::check(
+            USERS,
+            token.user_id.to_string(),
+            Expect::Revision(user.revision),
+        )];
+        writes.extend(api_token_writes(token)?);
+        if self.write_documents(&writes).await? {
+            return Ok(());
+        }
+        Err(Error::conflict(
+            "a concurrent request wrote the same object first; retry",
+        ))
+    }
+
+    async fn user_by_token_hash(&self, token_hash: &str) -> Result<Option<User>> {
+        let Some((token, _)) = doc::<_, ApiToken>(self, API_TOKENS, token_hash).await? else {
+            return Ok(None);
+        };
+        self.user_by_id(token.user_id).await
+    }
+
+    async fn workspace_by_id(&self, id: WorkspaceId) -> Result<Option<Workspace>> {
+        Ok(doc(self, WORKSPACES, &id.to_string())
+            .await?
+            .map(|(w, _)| w))
+    }
+
+    async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool> {
+        for _ in 0..ATTEMPTS {
+            let Some(Pointer { id }) = self
+                .get_document(WORKSPACE_NAMES, name)
+                .await?
+                .map(|d| d.decode())
+                .transpose()?
+            else {
+                return Ok(false);
+            };
+            let Some((mut w, revision)) = doc::<_, Workspace>(self, WORKSPACES, &id).await? else {
+                return Ok(false);
+            };
+            w.oauth_enabled = enabled;
+            let write = DocWrite::put(WORKSPACES, id, &w, Expect::Revision(revision))?;
+            if self.write_documents(&[write]).await? {
+                if !enabled {
+                    // Every token and code written before the switch is listed under the
+                    // workspace; the token endpoint checks the switch before it issues one.
+                    revoke_workspace(self, w.id).await?;
+                }
+                return Ok(true);
+            }
+        }
+        Err(contended())
+    }
+
+    async fn user_by_id(&self, id: Uuid) -> Result<Option<User>> {
+        Ok(doc(self, USERS, &id.to_string()).await?.map(|(u, _)| u))
+    }
+
+    async fn list_api_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
+        let prefix = format!("{user_id}/");
+        let mut out = Vec::new();
+        for p in scan_all(
+            self,
+            USER_API_TOKENS,
+            KeyRange {
+                prefix: &prefix,
+                after: None,
+            },
+        )
+        .await?
+        {
+            let p: Pointer = p.decode()?;
+            if let Some((t, _)) = doc(self, API_TOKENS, &p.id).await? {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn delete_api_token(&self, user_id: Uuid, token_id: Uuid) -> Result<bool> {
+        let Some(token) = self
+            .list_api_tokens(user_id)
+            .await?
+            .into_iter()
+            .find(|t| t.id == token_id)
+        else {
+            return Ok(false);
+        };
+        let writes = [
+            DocWrite::delete(API_TOKENS, &token.token_hash, Expect::Any),
+            DocWrite::delete(USER_API_TOKENS, user_token_key(&token), Expect::Any),
+        ];
+        self.write_documents(&writes).await
+    }
+
+    async fn deployment_key(&self, name: &str, candidate: &str) -> Result<String> {
+        let write = DocWrite::put(DEPLOYMENT_KEYS, name, &candidate, Expect::Absent)?;
+        self.write_documents(&[write]).await?;
+        match doc::<_, String>(self, DEPLOYMENT_KEYS, name).await? {
+            Some((key, _)) => Ok(key),
+            None => Err(Error::Unavailable(
+                "the deployment key was not stored".into(),
+            )),
+        }
+    }
+
+    async fn set_password_hash(&self, user_id: Uuid, password_hash: &str) -> Result<bool> {
+        for _ in 0..ATTEMPTS {
+            let Some((mut user, revision)) =
+                doc::<_, User>(self, USERS, &user_id.to_string()).await?
+            else {
+                return Ok(false);
+            };
+            user.password_hash = password_hash.to_string();
+            let write = DocWrite::put(
+                USERS,
+                user_id.to_string(),
+                &user,
+                Expect::Revision(revision),
+            )?;
+            if self.write_documents(&[write]).await? {
+                return Ok(true);
+            }
+        }
+        Err(contended())
+    }
 }

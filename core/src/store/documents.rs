@@ -58,6 +58,18 @@ impl Expect {
     }
 }
 
+/// What a write of a batch does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Stores this body (JSON text) as the next revision (1 when new).
+    Put(String),
+    /// Deletes the document (deleting nothing is no error).
+    Delete,
+    /// Writes nothing: the batch applies only if the expectation holds, and the document
+    /// cannot change until the batch commits.
+    Check,
+}
+
 /// One write of a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DocWrite {
@@ -65,8 +77,8 @@ pub struct DocWrite {
     pub collection: &'static str,
     /// The document's key.
     pub key: String,
-    /// The new body (JSON text); `None` deletes the document.
-    pub body: Option<String>,
+    /// What is done to it.
+    pub op: Op,
     /// What the stored document must be for the batch to apply.
     pub expect: Expect,
 }
@@ -82,17 +94,27 @@ impl DocWrite {
         Ok(Self {
             collection,
             key: key.into(),
-            body: Some(serde_json::to_string(value).map_err(Error::backend)?),
+            op: Op::Put(serde_json::to_string(value).map_err(Error::backend)?),
             expect,
         })
     }
 
-    /// Deletes the document under `key` if `expect` holds (deleting nothing is no error).
+    /// Deletes the document under `key` if `expect` holds.
     pub fn delete(collection: &'static str, key: impl Into<String>, expect: Expect) -> Self {
         Self {
             collection,
             key: key.into(),
-            body: None,
+            op: Op::Delete,
+            expect,
+        }
+    }
+
+    /// Applies the batch only if the document under `key` is as `expect` says.
+    pub fn check(collection: &'static str, key: impl Into<String>, expect: Expect) -> Self {
+        Self {
+            collection,
+            key: key.into(),
+            op: Op::Check,
             expect,
         }
     }
@@ -132,6 +154,11 @@ pub trait Documents: Send + Sync + 'static {
     /// `true`); otherwise writes nothing and answers `false`. A key written twice in one batch
     /// sees the batch's earlier write.
     async fn write_documents(&self, writes: &[DocWrite]) -> Result<bool>;
+}
+
+/// A time in a key: milliseconds, zero-padded so keys sort by time.
+pub fn time_key(t: &crate::time::Timestamp) -> String {
+    format!("{:020}", t.timestamp_millis().max(0))
 }
 
 /// Every document of `collection` in `range`, read a page at a time (for the small

@@ -76,6 +76,26 @@ pub async fn documents_are_written_all_or_nothing(store: &dyn RecordStore) {
     for k in ["d1", "d2", "d3"] {
         assert_eq!(read(store, k).await, None);
     }
+    // A check writes nothing and holds the batch to its expectation.
+    let current = read(store, "b").await.map(|(_, r)| r).unwrap();
+    let batch = vec![
+        DocWrite::check(C, "b", Expect::Revision(current)),
+        put("checked", 1, Expect::Absent),
+    ];
+    assert!(w(batch).await);
+    assert_eq!(
+        read(store, "b").await,
+        Some((2, current)),
+        "a check bumps nothing"
+    );
+    let batch = vec![
+        DocWrite::check(C, "b", Expect::Revision(current + 1)),
+        put("unchecked", 1, Expect::Absent),
+    ];
+    assert!(!w(batch).await);
+    assert_eq!(read(store, "unchecked").await, None);
+    assert!(w(vec![DocWrite::check(C, "nothing", Expect::Absent)]).await);
+    assert!(w(vec![DocWrite::delete(C, "checked", Expect::Any)]).await);
     // Recreated after a delete, a document starts over at revision 1.
     assert!(w(vec![put("a", 5, Expect::Absent)]).await);
     assert_eq!(read(store, "a").await, Some((5, 1)));

@@ -2,7 +2,10 @@
 //! rate-limit counters (m0001, m0011) kept so far in tables of their own move into it, as the
 //! documents core now keeps them as, and their tables are dropped.
 
-use inlet_core::store::{jobs, rate_limits};
+use inlet_core::store::{
+    documents::{DocWrite, Op},
+    jobs, rate_limits,
+};
 use sea_orm_migration::{
     MigrationTrait, SchemaManager, async_trait,
     prelude::{ConnectionTrait, DbErr},
@@ -11,6 +14,51 @@ use sea_orm_migration::{
 
 /// The migration.
 pub struct M0021Documents;
+
+/// Inserts one document row (a key already there is left as it is).
+pub(super) async fn insert(
+    db: &impl ConnectionTrait,
+    collection: &str,
+    key: String,
+    body: String,
+    revision: i64,
+) -> Result<(), DbErr> {
+    let values: Vec<Value> = vec![collection.into(), key.into(), body.into(), revision.into()];
+    db.execute_raw(crate::stmt(
+        db.get_database_backend(),
+        "INSERT INTO documents (collection, doc_key, body, revision) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (collection, doc_key) DO NOTHING",
+        values,
+    ))
+    .await?;
+    Ok(())
+}
+
+/// Inserts the documents `writes` put, each at revision 1.
+pub(super) async fn insert_puts(
+    db: &impl ConnectionTrait,
+    writes: Vec<DocWrite>,
+) -> Result<(), DbErr> {
+    for w in writes {
+        if let Op::Put(body) = w.op {
+            insert(db, w.collection, w.key, body, 1).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A column of a row.
+pub(super) fn col<T: sea_orm_migration::sea_orm::TryGetable>(
+    row: &QueryResult,
+    c: &str,
+) -> Result<T, DbErr> {
+    row.try_get("", c)
+}
+
+/// A migration error of this data.
+pub(super) fn bad(e: impl std::fmt::Display) -> DbErr {
+    DbErr::Migration(format!("moving to documents: {e}"))
+}
 
 impl sea_orm_migration::MigrationName for M0021Documents {
     fn name(&self) -> &str {
@@ -28,14 +76,6 @@ fn create(backend: DbBackend) -> String {
         "CREATE TABLE documents (collection TEXT NOT NULL, doc_key TEXT{collate} NOT NULL, \
          body TEXT NOT NULL, revision BIGINT NOT NULL, PRIMARY KEY (collection, doc_key))"
     )
-}
-
-fn bad(e: impl std::fmt::Display) -> DbErr {
-    DbErr::Migration(format!("m0021: {e}"))
-}
-
-fn col<T: sea_orm_migration::sea_orm::TryGetable>(row: &QueryResult, c: &str) -> Result<T, DbErr> {
-    row.try_get("", c)
 }
 
 /// The document rows of the stored jobs: (key, body, revision).
@@ -69,17 +109,6 @@ impl MigrationTrait for M0021Documents {
         let db = manager.get_connection();
         let backend = db.get_database_backend();
         db.execute_unprepared(&create(backend)).await?;
-        let insert = |collection: &'static str, key: String, body: String, revision: i64| {
-            let sql = "INSERT INTO documents (collection, doc_key, body, revision) \
-                       VALUES ($1, $2, $3, $4)";
-            let sql = match backend {
-                DbBackend::Postgres => sql.to_string(),
-                _ => sql.replace('$', "?"),
-            };
-            let values: Vec<Value> =
-                vec![collection.into(), key.into(), body.into(), revision.into()];
-            Statement::from_sql_and_values(backend, sql, values)
-        };
         let job_rows = db
             .query_all_raw(Statement::from_string(
                 backend,
@@ -87,8 +116,7 @@ impl MigrationTrait for M0021Documents {
             ))
             .await?;
         for (key, body, revision) in job_documents(&job_rows)? {
-            db.execute_raw(insert(jobs::COLLECTION, key, body, revision))
-                .await?;
+            insert(db, jobs::COLLECTION, key, body, revision).await?;
         }
         let counters = db
             .query_all_raw(Statement::from_string(
@@ -101,12 +129,13 @@ impl MigrationTrait for M0021Documents {
             let window: i64 = col(row, "window_start")?;
             let hits: i64 = col(row, "hits")?;
             let hits = u32::try_from(hits).unwrap_or(u32::MAX).to_string();
-            db.execute_raw(insert(
+            insert(
+                db,
                 rate_limits::COLLECTION,
                 rate_limits::counter_key(&key, window),
                 hits,
                 1,
-            ))
+            )
             .await?;
         }
         db.execute_unprepared("DROP TABLE jobs").await?;
