@@ -14,6 +14,8 @@ use crate::{SeaOrmStore, all, db_error, exec, get, one};
 
 /// Unconditional deletes one statement removes at most.
 const DELETE_RUN: usize = 500;
+/// Unconditional puts one statement writes at most (3 values each).
+const PUT_RUN: usize = 300;
 
 fn document(row: &QueryResult) -> Result<Document> {
     Ok(Document {
@@ -189,6 +191,44 @@ impl Documents for SeaOrmStore {
                 );
                 exec(&txn, self.stmt(&sql, values)).await?;
                 rest = &rest[run..];
+                continue;
+            }
+            // A run of unconditional puts of distinct keys (a token with its index entries) is
+            // one upsert.
+            let mut seen = std::collections::HashSet::new();
+            let puts = rest
+                .iter()
+                .take_while(|d| {
+                    matches!(d.op, Op::Put(_))
+                        && d.expect == Expect::Any
+                        && seen.insert((d.collection, d.key.as_str()))
+                })
+                .take(PUT_RUN)
+                .count();
+            if puts > 1 {
+                let mut values: Vec<Value> = Vec::with_capacity(puts * 3);
+                let rows: Vec<String> = rest[..puts]
+                    .iter()
+                    .map(|d| {
+                        let body = match &d.op {
+                            Op::Put(body) => body.clone(),
+                            _ => String::new(),
+                        };
+                        values.push(d.collection.into());
+                        values.push(d.key.clone().into());
+                        values.push(body.into());
+                        let n = values.len();
+                        format!("(${}, ${}, ${}, 1)", n - 2, n - 1, n)
+                    })
+                    .collect();
+                let sql = format!(
+                    "INSERT INTO documents (collection, doc_key, body, revision) VALUES {} \
+                     ON CONFLICT (collection, doc_key) DO UPDATE \
+                     SET body = excluded.body, revision = documents.revision + 1",
+                    rows.join(", ")
+                );
+                exec(&txn, self.stmt(&sql, values)).await?;
+                rest = &rest[puts..];
                 continue;
             }
             if !self.write_document(&txn, w).await? {

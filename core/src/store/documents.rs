@@ -161,6 +161,28 @@ pub fn time_key(t: &crate::time::Timestamp) -> String {
     format!("{:020}", t.timestamp_millis().max(0))
 }
 
+/// The first documents of `collection` whose keys sort before `bound`, at most `limit`: in a
+/// collection keyed by time first, those that have expired. One document is read when none
+/// has.
+pub async fn before<S: Documents + ?Sized>(
+    store: &S,
+    collection: &str,
+    bound: &str,
+    limit: usize,
+) -> Result<Vec<Document>> {
+    let first = store
+        .scan_documents(collection, KeyRange::default(), 1)
+        .await?;
+    if first.first().is_none_or(|d| d.key.as_str() >= bound) {
+        return Ok(Vec::new());
+    }
+    let mut page = store
+        .scan_documents(collection, KeyRange::default(), limit)
+        .await?;
+    page.retain(|d| d.key.as_str() < bound);
+    Ok(page)
+}
+
 /// Every document of `collection` in `range`, read a page at a time (for the small
 /// collections core keeps: jobs, counters).
 pub async fn scan_all<S: Documents + ?Sized>(

@@ -14,7 +14,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::documents::{DocWrite, Documents, Expect, KeyRange, scan_all, time_key};
+use super::documents::{DocWrite, Documents, Expect, KeyRange, before, scan_all, time_key};
 use crate::{
     Error, Result, WorkspaceId,
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
@@ -330,10 +330,7 @@ pub async fn revoke_workspace<S: Documents + ?Sized>(
 /// Removes codes, tokens and sessions whose expiry has passed, oldest first.
 async fn forget_expired<S: Documents + ?Sized>(store: &S) -> Result<()> {
     let now = time_key(&time::now());
-    let page = store
-        .scan_documents(EXPIRY, KeyRange::default(), PURGE_PAGE)
-        .await?;
-    for entry in page.iter().take_while(|e| e.key.as_str() < now.as_str()) {
+    for entry in before(store, EXPIRY, &now, PURGE_PAGE).await? {
         let mut parts = entry.key.splitn(3, '/');
         let (_, what, hash) = (
             parts.next(),

@@ -7,7 +7,7 @@
 
 use async_trait::async_trait;
 
-use super::documents::{DocWrite, Documents, Expect, KeyRange};
+use super::documents::{DocWrite, Documents, Expect, before};
 use crate::{Error, Result, token::RATE_RETENTION_MS};
 
 /// Storage of rate-limit counters.
@@ -41,13 +41,6 @@ pub fn counter_key(key: &str, window_start_ms: i64) -> String {
     format!("{:020}/{key}", window_start_ms.max(0))
 }
 
-fn window_of(doc_key: &str) -> i64 {
-    doc_key
-        .split_once('/')
-        .and_then(|(w, _)| w.parse().ok())
-        .unwrap_or(0)
-}
-
 #[async_trait]
 impl<S: Documents + ?Sized> RateLimits for S {
     async fn rate_hit(&self, key: &str, window_start_ms: i64) -> Result<u32> {
@@ -71,22 +64,18 @@ impl<S: Documents + ?Sized> RateLimits for S {
         let hits = hits
             .ok_or_else(|| Error::Unavailable("rate-limit counter contended; try again".into()))?;
         // Counters of windows past the retention come first in key order: a page at a time
-        // until one holds a current counter.
-        let cutoff = window_start_ms - RATE_RETENTION_MS;
+        // until none is left.
+        let cutoff = format!("{:020}", (window_start_ms - RATE_RETENTION_MS).max(0));
         for _ in 0..PURGE_PAGES {
-            let oldest = self
-                .scan_documents(COLLECTION, KeyRange::default(), PURGE_PAGE)
-                .await?;
-            let expired: Vec<DocWrite> = oldest
+            let expired = before(self, COLLECTION, &cutoff, PURGE_PAGE).await?;
+            let deletes: Vec<DocWrite> = expired
                 .iter()
-                .take_while(|d| window_of(&d.key) < cutoff)
                 .map(|d| DocWrite::delete(COLLECTION, d.key.clone(), Expect::Any))
                 .collect();
-            if expired.is_empty() {
-                break;
+            if !deletes.is_empty() {
+                self.write_documents(&deletes).await?;
             }
-            self.write_documents(&expired).await?;
-            if expired.len() < oldest.len() || oldest.len() < PURGE_PAGE {
+            if deletes.len() < PURGE_PAGE {
                 break;
             }
         }

@@ -76,6 +76,20 @@ pub async fn documents_are_written_all_or_nothing(store: &dyn RecordStore) {
     for k in ["d1", "d2", "d3"] {
         assert_eq!(read(store, k).await, None);
     }
+    // Unconditional puts apply in order, a key put twice taking its second body.
+    let batch = vec![
+        put("p1", 1, Expect::Any),
+        put("p2", 1, Expect::Any),
+        put("p1", 2, Expect::Any),
+        put("p3", 1, Expect::Any),
+    ];
+    assert!(w(batch).await);
+    assert_eq!(read(store, "p1").await, Some((2, 2)));
+    assert_eq!(read(store, "p3").await, Some((1, 1)));
+    let batch = ["p1", "p2", "p3"]
+        .map(|k| DocWrite::delete(C, k, Expect::Any))
+        .to_vec();
+    assert!(w(batch).await);
     // A check writes nothing and holds the batch to its expectation.
     let current = read(store, "b").await.map(|(_, r)| r).unwrap();
     let batch = vec![

@@ -151,8 +151,25 @@ pub async fn tokens_revoke_by_token_grant_and_client(store: &dyn TokenStore) {
     store.save_code(&code).await.unwrap();
     let access = token_for(&code, TokenKind::Access);
     let refresh = token_for(&code, TokenKind::Refresh);
+    // What has expired is forgotten by the next save: a code, an access token.
+    let past = time::now() - chrono::Duration::minutes(1);
+    let stale_code = AuthCode {
+        expires_at: past,
+        ..code_for(&client, &user)
+    };
+    store.save_code(&stale_code).await.unwrap();
+    let stale = OAuthToken {
+        expires_at: Some(past),
+        ..token_for(&code, TokenKind::Access)
+    };
+    store.save_token(&stale).await.unwrap();
     store.save_token(&access).await.unwrap();
     store.save_token(&refresh).await.unwrap();
+    assert_eq!(store.token(&stale.token_hash).await.unwrap(), None);
+    assert_eq!(
+        store.redeem_code(&stale_code.code_hash).await.unwrap(),
+        Redemption::Unknown
+    );
     assert_eq!(
         store.token(&access.token_hash).await.unwrap(),
         Some(access.clone())
@@ -266,6 +283,16 @@ pub async fn sessions_and_rate_windows(store: &dyn TokenStore) {
     );
     store.delete_session(&session.id_hash).await.unwrap();
     assert_eq!(store.session(&session.id_hash).await.unwrap(), None);
+    // An expired session is forgotten by the next save.
+    let expired = Session {
+        id_hash: hash_of(Uuid::new_v4().as_u128()),
+        expires_at: time::now() - chrono::Duration::minutes(1),
+        ..session.clone()
+    };
+    store.save_session(&expired).await.unwrap();
+    store.save_session(&session).await.unwrap();
+    assert_eq!(store.session(&expired.id_hash).await.unwrap(), None);
+    assert!(store.session(&session.id_hash).await.unwrap().is_some());
 
     let key = format!("login:{}", Uuid::new_v4());
     assert_eq!(store.rate_count(&key, 1000).await.unwrap(), 0);
