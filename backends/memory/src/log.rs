@@ -17,17 +17,13 @@ impl WriteLog for MemoryStore {
         Ok(self.state.lock().log.head)
     }
 
-    async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage> {
-        Ok(self.state.lock().read_log(None, after, limit))
-    }
-
-    async fn log_after_in(
+    async fn read_log(
         &self,
-        scope: &LogScope,
+        scope: Option<&LogScope>,
         after: Position,
         limit: usize,
     ) -> Result<LogPage> {
-        Ok(self.state.lock().read_log(Some(scope), after, limit))
+        Ok(self.state.lock().read_log(scope, after, limit))
     }
 
     async fn closed_records(
@@ -63,30 +59,33 @@ impl WriteLog for MemoryStore {
         Ok(removed)
     }
 
-    async fn scan_live_in(
+    async fn scan_records(
         &self,
-        scope: &LogScope,
-        upto: Position,
+        scope: Option<&LogScope>,
+        upto: Option<Position>,
         after: Option<Uuid>,
         limit: usize,
-    ) -> Result<Vec<Record>> {
+    ) -> Result<Vec<(WorkspaceId, Record)>> {
         let st = self.state.lock();
         let mut out = Vec::new();
         for source in st
             .sources
             .iter()
-            .filter(|s| scope.holds(s.workspace_id, s.id))
+            .filter(|s| scope.is_none_or(|scope| scope.holds(s.workspace_id, s.id)))
         {
             for ot in &source.object_types {
                 for r in st.records.get(&ot.id).into_iter().flat_map(|m| m.values()) {
                     let written = st.log.at.get(&r.id).copied().unwrap_or(0);
-                    if !r.removed && written <= upto && after.is_none_or(|a| r.id > a) {
-                        out.push(st.view(&ot.name, r));
+                    if !r.removed
+                        && upto.is_none_or(|upto| written <= upto)
+                        && after.is_none_or(|a| r.id > a)
+                    {
+                        out.push((source.workspace_id, st.view(&ot.name, r)));
                     }
                 }
             }
         }
-        out.sort_unstable_by_key(|r| r.id);
+        out.sort_unstable_by_key(|(_, r)| r.id);
         out.truncate(limit);
         Ok(out)
     }
@@ -110,26 +109,5 @@ impl WriteLog for MemoryStore {
             log.floor = log.floor.max(newest);
         }
         Ok(log.floor)
-    }
-
-    async fn scan_live(
-        &self,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<(WorkspaceId, Record)>> {
-        let st = self.state.lock();
-        let mut out = Vec::new();
-        for source in &st.sources {
-            for ot in &source.object_types {
-                for r in st.records.get(&ot.id).into_iter().flat_map(|m| m.values()) {
-                    if !r.removed && after.is_none_or(|a| r.id > a) {
-                        out.push((source.workspace_id, st.view(&ot.name, r)));
-                    }
-                }
-            }
-        }
-        out.sort_unstable_by_key(|(_, r)| r.id);
-        out.truncate(limit);
-        Ok(out)
     }
 }

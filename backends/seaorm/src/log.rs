@@ -141,22 +141,7 @@ impl SeaOrmStore {
             .map_or(0, position))
     }
 
-    /// The whole log after `after` (the search index's read).
-    pub(crate) async fn after(&self, after: Position, limit: usize) -> Result<LogPage> {
-        self.read_log(None, after, limit).await
-    }
-
-    /// One workspace's log after `after` (the change feed's read).
-    pub(crate) async fn after_in(
-        &self,
-        scope: &LogScope,
-        after: Position,
-        limit: usize,
-    ) -> Result<LogPage> {
-        self.read_log(Some(scope), after, limit).await
-    }
-
-    async fn read_log(
+    async fn log_rows(
         &self,
         scope: Option<&LogScope>,
         after: Position,
@@ -274,44 +259,6 @@ impl SeaOrmStore {
             .collect()
     }
 
-    /// Live records of `scope` last written at or before `upto`, by id (the feed's snapshot).
-    pub(crate) async fn scan_in(
-        &self,
-        scope: &LogScope,
-        upto: Position,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<Record>> {
-        let mut params = vec![
-            scope.workspace_id.to_string().into(),
-            stored(upto).into(),
-            after.map(|a| a.to_string()).unwrap_or_default().into(),
-            i64::try_from(limit).unwrap_or(i64::MAX).into(),
-        ];
-        let source_filter = match scope.source_id {
-            Some(source_id) => {
-                params.push(source_id.to_string().into());
-                " AND o.source_id = $5"
-            }
-            None => "",
-        };
-        let rows = all(
-            &self.db,
-            self.stmt(
-                &format!(
-                    "SELECT {RECORD_COLUMNS} FROM records r \
-                     JOIN object_types o ON o.id = r.object_type_id \
-                     WHERE o.workspace_id = $1{source_filter} AND r.change_pos <= $2 \
-                     AND r.id > $3 AND NOT r.removed AND r.sync_number >= o.complete_floor \
-                     ORDER BY r.id LIMIT $4"
-                ),
-                params,
-            ),
-        )
-        .await?;
-        rows.iter().map(record_from_row).collect()
-    }
-
     /// The last position purged from the log.
     pub(crate) async fn floor(&self) -> Result<Position> {
         let row = one(
@@ -363,24 +310,42 @@ impl SeaOrmStore {
         self.floor().await
     }
 
+    /// Live records by id after `after`, of `scope` and last written at or before `upto`
+    /// when given (the index's rebuild, the feed's snapshot).
     pub(crate) async fn scan(
         &self,
+        scope: Option<&LogScope>,
+        upto: Option<Position>,
         after: Option<Uuid>,
         limit: usize,
     ) -> Result<Vec<(WorkspaceId, Record)>> {
+        let mut params: Vec<sea_orm::Value> = vec![
+            after.map(|a| a.to_string()).unwrap_or_default().into(),
+            i64::try_from(limit).unwrap_or(i64::MAX).into(),
+        ];
+        let mut filter = String::new();
+        if let Some(scope) = scope {
+            params.push(scope.workspace_id.to_string().into());
+            filter.push_str(&format!(" AND o.workspace_id = ${}", params.len()));
+            if let Some(source_id) = scope.source_id {
+                params.push(source_id.to_string().into());
+                filter.push_str(&format!(" AND o.source_id = ${}", params.len()));
+            }
+        }
+        if let Some(upto) = upto {
+            params.push(stored(upto).into());
+            filter.push_str(&format!(" AND r.change_pos <= ${}", params.len()));
+        }
         let rows = all(
             &self.db,
             self.stmt(
                 &format!(
                     "SELECT {RECORD_COLUMNS}, o.workspace_id FROM records r \
                      JOIN object_types o ON o.id = r.object_type_id \
-                     WHERE r.id > $1 AND NOT r.removed AND r.sync_number >= o.complete_floor \
-                     ORDER BY r.id LIMIT $2"
+                     WHERE r.id > $1{filter} AND NOT r.removed \
+                     AND r.sync_number >= o.complete_floor ORDER BY r.id LIMIT $2"
                 ),
-                vec![
-                    after.map(|a| a.to_string()).unwrap_or_default().into(),
-                    i64::try_from(limit).unwrap_or(i64::MAX).into(),
-                ],
+                params,
             ),
         )
         .await?;
@@ -425,17 +390,13 @@ impl WriteLog for SeaOrmStore {
         self.head().await
     }
 
-    async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage> {
-        self.after(after, limit).await
-    }
-
-    async fn log_after_in(
+    async fn read_log(
         &self,
-        scope: &LogScope,
+        scope: Option<&LogScope>,
         after: Position,
         limit: usize,
     ) -> Result<LogPage> {
-        self.after_in(scope, after, limit).await
+        self.log_rows(scope, after, limit).await
     }
 
     async fn closed_records(
@@ -450,14 +411,14 @@ impl WriteLog for SeaOrmStore {
             .await
     }
 
-    async fn scan_live_in(
+    async fn scan_records(
         &self,
-        scope: &LogScope,
-        upto: Position,
+        scope: Option<&LogScope>,
+        upto: Option<Position>,
         after: Option<Uuid>,
         limit: usize,
-    ) -> Result<Vec<Record>> {
-        self.scan_in(scope, upto, after, limit).await
+    ) -> Result<Vec<(WorkspaceId, Record)>> {
+        self.scan(scope, upto, after, limit).await
     }
 
     async fn log_floor(&self) -> Result<Position> {
@@ -466,13 +427,5 @@ impl WriteLog for SeaOrmStore {
 
     async fn purge_log(&self, before: Timestamp) -> Result<Position> {
         self.purge(before).await
-    }
-
-    async fn scan_live(
-        &self,
-        after: Option<Uuid>,
-        limit: usize,
-    ) -> Result<Vec<(WorkspaceId, Record)>> {
-        self.scan(after, limit).await
     }
 }

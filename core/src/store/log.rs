@@ -111,19 +111,32 @@ pub trait WriteLog: Send + Sync + 'static {
     /// The write log's last position: every change at or below it has committed
     /// ([`crate::index`]).
     async fn log_head(&self) -> Result<Position>;
-    /// The write log after `after`, in position order, at most `limit` entries; a record
-    /// appears once, with its state now. [`LogPage::upto`] says how far the page
-    /// reaches: the next call continues after it.
-    async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage>;
-    /// The write log after `after` as [`Self::log_after`] reads it, holding only the
-    /// entries of `scope` (the change feed's read, [`crate::changes`]); `upto` still reaches
-    /// past entries of other workspaces, so a reader moves on without seeing them.
+    /// The write log after `after`, in position order, at most `limit` entries, holding only
+    /// the entries of `scope` when one is given; a record appears once, with its state now.
+    /// [`LogPage::upto`] says how far the page reaches: the next call continues after it, and
+    /// it reaches past entries of other workspaces, so a scoped reader moves on without seeing
+    /// them.
+    async fn read_log(
+        &self,
+        scope: Option<&LogScope>,
+        after: Position,
+        limit: usize,
+    ) -> Result<LogPage>;
+    /// The whole write log after `after` ([`Self::read_log`] of every workspace: the search
+    /// index's read).
+    async fn log_after(&self, after: Position, limit: usize) -> Result<LogPage> {
+        self.read_log(None, after, limit).await
+    }
+    /// One workspace's write log after `after` ([`Self::read_log`] of `scope`: the change
+    /// feed's read, [`crate::changes`]).
     async fn log_after_in(
         &self,
         scope: &LogScope,
         after: Position,
         limit: usize,
-    ) -> Result<LogPage>;
+    ) -> Result<LogPage> {
+        self.read_log(Some(scope), after, limit).await
+    }
     /// The records of an object type that are not tombstones and whose sync number is in
     /// `from_sync..to_sync` (what a [`crate::index::Change::Closed`] removed), by id, after
     /// `after`, at most `limit`.
@@ -135,15 +148,32 @@ pub trait WriteLog: Send + Sync + 'static {
         after: Option<Uuid>,
         limit: usize,
     ) -> Result<Vec<Removed>>;
+    /// Live records by id, after `after`, at most `limit`, with their workspace: of `scope`
+    /// only when one is given, and only those whose last logged write is at or before `upto`
+    /// when one is given.
+    async fn scan_records(
+        &self,
+        scope: Option<&LogScope>,
+        upto: Option<Position>,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<(WorkspaceId, Record)>>;
     /// Live records of `scope` whose last logged write is at or before `upto`, by id, after
-    /// `after`, at most `limit`: the change feed's opening snapshot.
+    /// `after`, at most `limit`: the change feed's opening snapshot ([`Self::scan_records`]).
     async fn scan_live_in(
         &self,
         scope: &LogScope,
         upto: Position,
         after: Option<Uuid>,
         limit: usize,
-    ) -> Result<Vec<Record>>;
+    ) -> Result<Vec<Record>> {
+        Ok(self
+            .scan_records(Some(scope), Some(upto), after, limit)
+            .await?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect())
+    }
     /// The last position purged from the log (0 when nothing was): a reader behind it may have
     /// missed a removal.
     async fn log_floor(&self) -> Result<Position>;
@@ -152,10 +182,12 @@ pub trait WriteLog: Send + Sync + 'static {
     /// entry: the log is compacted by record.
     async fn purge_log(&self, before: Timestamp) -> Result<Position>;
     /// Live records of every workspace by id, after `after`, at most `limit`, with their
-    /// workspace: what an index is rebuilt from.
+    /// workspace: what an index is rebuilt from ([`Self::scan_records`]).
     async fn scan_live(
         &self,
         after: Option<Uuid>,
         limit: usize,
-    ) -> Result<Vec<(WorkspaceId, Record)>>;
+    ) -> Result<Vec<(WorkspaceId, Record)>> {
+        self.scan_records(None, None, after, limit).await
+    }
 }
