@@ -370,6 +370,11 @@ async fn issue(
         Err(inlet_core::Error::NotFound(_)) => {
             Ok(Err(fail("invalid_client", "the client was deleted")))
         }
+        // The workspace's OAuth was switched off since the request was checked.
+        Err(inlet_core::Error::Forbidden(_)) => Ok(Err(fail(
+            "invalid_grant",
+            "OAuth is disabled for this workspace",
+        ))),
         Err(e) => Err(e.into()),
     }
 }

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::documents::{DocWrite, Document, Documents, Expect, KeyRange, scan_all, time_key};
-use super::oauth::revoke_workspace;
 use crate::{
     Error, Result, WorkspaceId,
     token::{ApiToken, User, Workspace},
@@ -33,10 +32,6 @@ pub trait Accounts: Send + Sync + 'static {
     async fn user_by_token_hash(&self, token_hash: &str) -> Result<Option<User>>;
     /// The workspace with this id.
     async fn workspace_by_id(&self, id: WorkspaceId) -> Result<Option<Workspace>>;
-    /// Switches OAuth on or off for a workspace; false when there is no such workspace.
-    /// Switching it off also revokes every OAuth token and unused code of the workspace's
-    /// clients: switching it on again revives none of them.
-    async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool>;
     /// The user with this id.
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>>;
     /// A user's API tokens (hashes only), oldest first.
@@ -68,9 +63,10 @@ pub const USER_API_TOKENS: &str = "user_api_tokens";
 pub const DEPLOYMENT_KEYS: &str = "deployment_keys";
 
 /// Compare-and-set attempts before a write gives up as contended.
-const ATTEMPTS: usize = 64;
+pub const ATTEMPTS: usize = 64;
 
-fn contended() -> Error {
+/// The error of a compare-and-set that kept losing.
+pub fn contended() -> Error {
     Error::Unavailable("the object is being changed by another request; try again".into())
 }
 
@@ -84,6 +80,22 @@ pub fn email_key(email: &str) -> String {
 pub struct Pointer {
     /// The id.
     pub id: String,
+}
+
+/// The workspace named `name` and its document's revision.
+pub async fn workspace_named<S: Documents + ?Sized>(
+    store: &S,
+    name: &str,
+) -> Result<Option<(Workspace, u64)>> {
+    let Some(Pointer { id }) = store
+        .get_document(WORKSPACE_NAMES, name)
+        .await?
+        .map(|d| d.decode())
+        .transpose()?
+    else {
+        return Ok(None);
+    };
+    doc(store, WORKSPACES, &id).await
 }
 
 fn pointer(id: impl ToString) -> Pointer {
@@ -187,24 +199,32 @@ impl<S: Documents + ?Sized> Accounts for S {
     }
 
     async fn add_api_token(&self, token: &ApiToken) -> Result<()> {
-        let Some(user) = self.get_document(USERS, &token.user_id.to_string()).await? else {
-            return Err(Error::not_found(format!(
-                "user {} not found",
-                token.user_id
-            )));
-        };
-        let mut writes = vec![DocWrite::check(
-            USERS,
-            token.user_id.to_string(),
-            Expect::Revision(user.revision),
-        )];
-        writes.extend(api_token_writes(token)?);
-        if self.write_documents(&writes).await? {
-            return Ok(());
+        for _ in 0..ATTEMPTS {
+            let Some(user) = self.get_document(USERS, &token.user_id.to_string()).await? else {
+                return Err(Error::not_found(format!(
+                    "user {} not found",
+                    token.user_id
+                )));
+            };
+            // Written only while the user is as read (a password reset meanwhile: read again).
+            let mut writes = vec![DocWrite::check(
+                USERS,
+                token.user_id.to_string(),
+                Expect::Revision(user.revision),
+            )];
+            writes.extend(api_token_writes(token)?);
+            if self.write_documents(&writes).await? {
+                return Ok(());
+            }
+            if self
+                .get_document(API_TOKENS, &token.token_hash)
+                .await?
+                .is_some()
+            {
+                return Err(Error::conflict("the token exists"));
+            }
         }
-        Err(Error::conflict(
-            "a concurrent request wrote the same object first; retry",
-        ))
+        Err(contended())
     }
 
     async fn user_by_token_hash(&self, token_hash: &str) -> Result<Option<User>> {
@@ -218,33 +238,6 @@ impl<S: Documents + ?Sized> Accounts for S {
         Ok(doc(self, WORKSPACES, &id.to_string())
             .await?
             .map(|(w, _)| w))
-    }
-
-    async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool> {
-        for _ in 0..ATTEMPTS {
-            let Some(Pointer { id }) = self
-                .get_document(WORKSPACE_NAMES, name)
-                .await?
-                .map(|d| d.decode())
-                .transpose()?
-            else {
-                return Ok(false);
-            };
-            let Some((mut w, revision)) = doc::<_, Workspace>(self, WORKSPACES, &id).await? else {
-                return Ok(false);
-            };
-            w.oauth_enabled = enabled;
-            let write = DocWrite::put(WORKSPACES, id, &w, Expect::Revision(revision))?;
-            if self.write_documents(&[write]).await? {
-                if !enabled {
-                    // Every token and code written before the switch is listed under the
-                    // workspace; the token endpoint checks the switch before it issues one.
-                    revoke_workspace(self, w.id).await?;
-                }
-                return Ok(true);
-            }
-        }
-        Err(contended())
     }
 
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>> {
@@ -281,8 +274,16 @@ impl<S: Documents + ?Sized> Accounts for S {
         else {
             return Ok(false);
         };
+        let Some(stored) = self.get_document(API_TOKENS, &token.token_hash).await? else {
+            return Ok(false);
+        };
+        // Of two deletes at once, one finds the token.
         let writes = [
-            DocWrite::delete(API_TOKENS, &token.token_hash, Expect::Any),
+            DocWrite::delete(
+                API_TOKENS,
+                &token.token_hash,
+                Expect::Revision(stored.revision),
+            ),
             DocWrite::delete(USER_API_TOKENS, user_token_key(&token), Expect::Any),
         ];
         self.write_documents(&writes).await

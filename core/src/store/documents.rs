@@ -65,8 +65,9 @@ pub enum Op {
     Put(String),
     /// Deletes the document (deleting nothing is no error).
     Delete,
-    /// Writes nothing: the batch applies only if the expectation holds, and the document
-    /// cannot change until the batch commits.
+    /// Writes nothing: the batch applies only if the expectation holds, and a document that
+    /// exists cannot change until the batch commits. (That a document is absent is checked,
+    /// not held: a batch creating it at the same time may commit too.)
     Check,
 }
 

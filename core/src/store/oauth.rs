@@ -14,6 +14,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::accounts::{ATTEMPTS, WORKSPACES, contended, workspace_named};
 use super::documents::{DocWrite, Documents, Expect, KeyRange, before, scan_all, time_key};
 use crate::{
     Error, Result, WorkspaceId,
@@ -64,6 +65,10 @@ pub trait OAuthStore: Send + Sync + 'static {
     async fn session(&self, id_hash: &str) -> Result<Option<Session>>;
     /// Ends a session.
     async fn delete_session(&self, id_hash: &str) -> Result<()>;
+    /// Switches OAuth on or off for a workspace; false when there is no such workspace.
+    /// Switching it off also revokes every OAuth token and unused code of the workspace's
+    /// clients: switching it on again revives none of them.
+    async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool>;
 }
 
 /// Clients by id.
@@ -84,8 +89,6 @@ pub const OWNED: &str = "oauth_owned";
 /// Codes, expiring tokens and sessions by expiry: `<expiry>/<kind>/<hash>`.
 pub const EXPIRY: &str = "oauth_expiry";
 
-/// CAS attempts before a write gives up as contended.
-const ATTEMPTS: usize = 64;
 /// Expired documents removed per write.
 const PURGE_PAGE: usize = 200;
 
@@ -299,20 +302,22 @@ async fn sweep<S: Documents + ?Sized>(store: &S, prefix: &str) -> Result<u64> {
         let Some((what, hash)) = rest.split_once('/') else {
             continue;
         };
-        let mut writes = vec![DocWrite::delete(OWNED, entry.key.clone(), Expect::Any)];
-        match what {
-            "token" => {
-                if let Some((t, _)) = read::<_, OAuthToken>(store, TOKENS, hash).await? {
-                    writes.extend(token_deletes(&t));
+        // Every batch that deletes a code or token deletes its own document first, so two
+        // of them over one token lock its rows in one order. An index entry whose document is
+        // gone goes alone.
+        let writes = match what {
+            "token" => match read::<_, OAuthToken>(store, TOKENS, hash).await? {
+                Some((t, _)) => {
                     tokens += 1;
+                    token_deletes(&t)
                 }
-            }
-            _ => {
-                if let Some((c, _)) = read::<_, CodeDoc>(store, CODES, hash).await? {
-                    writes.extend(code_deletes(&c.code));
-                }
-            }
-        }
+                None => vec![DocWrite::delete(OWNED, entry.key.clone(), Expect::Any)],
+            },
+            _ => match read::<_, CodeDoc>(store, CODES, hash).await? {
+                Some((c, _)) => code_deletes(&c.code),
+                None => vec![DocWrite::delete(OWNED, entry.key.clone(), Expect::Any)],
+            },
+        };
         store.write_documents(&writes).await?;
     }
     Ok(tokens)
@@ -330,6 +335,7 @@ pub async fn revoke_workspace<S: Documents + ?Sized>(
 /// Removes codes, tokens and sessions whose expiry has passed, oldest first.
 async fn forget_expired<S: Documents + ?Sized>(store: &S) -> Result<()> {
     let now = time_key(&time::now());
+    let mut writes = Vec::new();
     for entry in before(store, EXPIRY, &now, PURGE_PAGE).await? {
         let mut parts = entry.key.splitn(3, '/');
         let (_, what, hash) = (
@@ -337,44 +343,67 @@ async fn forget_expired<S: Documents + ?Sized>(store: &S) -> Result<()> {
             parts.next().unwrap_or(""),
             parts.next().unwrap_or(""),
         );
-        let mut writes = vec![DocWrite::delete(EXPIRY, entry.key.clone(), Expect::Any)];
-        match what {
-            "code" => {
-                if let Some((c, _)) = read::<_, CodeDoc>(store, CODES, hash).await? {
-                    writes.extend(code_deletes(&c.code));
-                }
-            }
-            "token" => {
-                if let Some((t, _)) = read::<_, OAuthToken>(store, TOKENS, hash).await? {
-                    writes.extend(token_deletes(&t));
-                }
-            }
-            _ => {
-                if let Some((s, _)) = read::<_, Session>(store, SESSIONS, hash).await? {
-                    writes.extend(session_deletes(&s));
-                }
-            }
-        }
+        // The document first, as every batch deleting one does; the entry alone when it is gone.
+        let gone = || vec![DocWrite::delete(EXPIRY, entry.key.clone(), Expect::Any)];
+        writes.extend(match what {
+            "code" => match read::<_, CodeDoc>(store, CODES, hash).await? {
+                Some((c, _)) => code_deletes(&c.code),
+                None => gone(),
+            },
+            "token" => match read::<_, OAuthToken>(store, TOKENS, hash).await? {
+                Some((t, _)) => token_deletes(&t),
+                None => gone(),
+            },
+            _ => match read::<_, Session>(store, SESSIONS, hash).await? {
+                Some((s, _)) => session_deletes(&s),
+                None => gone(),
+            },
+        });
+    }
+    // One batch for the page.
+    if !writes.is_empty() {
         store.write_documents(&writes).await?;
     }
     Ok(())
 }
 
-/// Writes `writes` while the client's document is unchanged; `NotFound` when it is gone.
+/// Writes `writes` (a code or token of `client_id` in `workspace_id`) while the client's and
+/// the workspace's documents are unchanged: `NotFound` when the client is gone, `Forbidden`
+/// when the workspace's OAuth is off. So no code or token is written after its client's
+/// deletion or its workspace's switch-off, whose sweeps find every one written before.
 async fn for_client<S: Documents + ?Sized>(
     store: &S,
     client_id: Uuid,
+    workspace_id: WorkspaceId,
     writes: Vec<DocWrite>,
 ) -> Result<()> {
     for _ in 0..ATTEMPTS {
         let Some(client) = store.get_document(CLIENTS, &client_id.to_string()).await? else {
             return Err(Error::not_found(format!("client {client_id} not found")));
         };
-        let mut batch = vec![DocWrite::check(
-            CLIENTS,
-            client_id.to_string(),
-            Expect::Revision(client.revision),
-        )];
+        let Some((workspace, ws_revision)) =
+            read::<_, crate::token::Workspace>(store, WORKSPACES, &workspace_id.to_string())
+                .await?
+        else {
+            return Err(Error::not_found(format!(
+                "workspace {workspace_id} not found"
+            )));
+        };
+        if !workspace.oauth_enabled {
+            return Err(Error::Forbidden(OAUTH_OFF.into()));
+        }
+        let mut batch = vec![
+            DocWrite::check(
+                CLIENTS,
+                client_id.to_string(),
+                Expect::Revision(client.revision),
+            ),
+            DocWrite::check(
+                WORKSPACES,
+                workspace_id.to_string(),
+                Expect::Revision(ws_revision),
+            ),
+        ];
         batch.extend(writes.iter().cloned());
         if store.write_documents(&batch).await? {
             return Ok(());
@@ -384,6 +413,9 @@ async fn for_client<S: Documents + ?Sized>(
         "the client is being changed; try again".into(),
     ))
 }
+
+/// Why a code or token is refused for a workspace whose OAuth is off.
+pub const OAUTH_OFF: &str = "OAuth is disabled for this workspace";
 
 /// Applies `change` to the client `id` of `workspace_id` and stores it; false when absent.
 async fn change_client<S: Documents + ?Sized>(
@@ -523,7 +555,13 @@ impl<S: Documents + ?Sized> OAuthStore for S {
 
     async fn save_code(&self, code: &AuthCode) -> Result<()> {
         forget_expired(self).await?;
-        for_client(self, code.client_id, code_writes(code, false)?).await
+        for_client(
+            self,
+            code.client_id,
+            code.workspace_id,
+            code_writes(code, false)?,
+        )
+        .await
     }
 
     async fn redeem_code(&self, code_hash: &str) -> Result<Redemption> {
@@ -550,7 +588,13 @@ impl<S: Documents + ?Sized> OAuthStore for S {
 
     async fn save_token(&self, token: &OAuthToken) -> Result<()> {
         forget_expired(self).await?;
-        for_client(self, token.client_id, token_writes(token)?).await
+        for_client(
+            self,
+            token.client_id,
+            token.workspace_id,
+            token_writes(token)?,
+        )
+        .await
     }
 
     async fn token(&self, token_hash: &str) -> Result<Option<OAuthToken>> {
@@ -585,6 +629,31 @@ impl<S: Documents + ?Sized> OAuthStore for S {
 
     async fn session(&self, id_hash: &str) -> Result<Option<Session>> {
         Ok(read(self, SESSIONS, id_hash).await?.map(|(s, _)| s))
+    }
+
+    async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool> {
+        for _ in 0..ATTEMPTS {
+            let Some((mut w, revision)) = workspace_named(self, name).await? else {
+                return Ok(false);
+            };
+            if enabled && !w.oauth_enabled {
+                // While it was off no code or token could be written ([`for_client`]): what
+                // is listed under the workspace is left from a sweep cut short. It goes first.
+                revoke_workspace(self, w.id).await?;
+            }
+            w.oauth_enabled = enabled;
+            let write =
+                DocWrite::put(WORKSPACES, w.id.to_string(), &w, Expect::Revision(revision))?;
+            if self.write_documents(&[write]).await? {
+                if !enabled {
+                    // Every code and token written before the switch is listed under the
+                    // workspace; none is written after it.
+                    revoke_workspace(self, w.id).await?;
+                }
+                return Ok(true);
+            }
+        }
+        Err(contended())
     }
 
     async fn delete_session(&self, id_hash: &str) -> Result<()> {

@@ -228,6 +228,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@case $make, $cleanup, identities_by_id_and_token_revocation, ref);
         $crate::conformance_tests!(@case $make, $cleanup, oauth_clients_roundtrip, ref);
         $crate::conformance_tests!(@case $make, $cleanup, codes_redeem_exactly_once, store);
+        $crate::conformance_tests!(@case $make, $cleanup, revocations_race_without_failing, store);
         $crate::conformance_tests!(@case $make, $cleanup, tokens_revoke_by_token_grant_and_client, ref);
         $crate::conformance_tests!(@case $make, $cleanup, disabling_oauth_revokes_the_workspace_grants, ref);
         $crate::conformance_tests!(@case $make, $cleanup, sessions_and_rate_windows, ref);

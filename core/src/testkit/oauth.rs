@@ -244,7 +244,30 @@ pub async fn disabling_oauth_revokes_the_workspace_grants(store: &dyn TokenStore
         grants.push((unused, tokens));
     }
     assert!(store.set_oauth_enabled(&ws.name, false).await.unwrap());
+    // While it is off, no code or token is written for the workspace.
+    let (code, tokens) = &grants[0];
+    let late = token_for(code, TokenKind::Refresh);
+    assert!(matches!(
+        store.save_token(&late).await,
+        Err(crate::Error::Forbidden(_))
+    ));
+    let client = store.client(code.client_id).await.unwrap().unwrap();
+    assert!(matches!(
+        store.save_code(&code_for(&client, &user)).await,
+        Err(crate::Error::Forbidden(_))
+    ));
+    // What a sweep cut short left behind goes when it is switched on again.
+    let leftover = token_for(code, TokenKind::Refresh);
+    assert!(
+        store
+            .write_documents(&crate::store::oauth::token_writes(&leftover).unwrap())
+            .await
+            .unwrap()
+    );
     assert!(store.set_oauth_enabled(&ws.name, true).await.unwrap());
+    assert_eq!(store.token(&leftover.token_hash).await.unwrap(), None);
+    assert_eq!(store.token(&late.token_hash).await.unwrap(), None);
+    let _ = tokens;
     let (unused, tokens) = &grants[0];
     for t in tokens {
         assert_eq!(store.token(&t.token_hash).await.unwrap(), None);
@@ -308,4 +331,59 @@ pub async fn sessions_and_rate_windows(store: &dyn TokenStore) {
     assert_eq!(store.rate_hit(&key, later).await.unwrap(), 1);
     assert_eq!(store.rate_count(&key, 1000).await.unwrap(), 0);
     assert_eq!(store.rate_count(&key, 2000).await.unwrap(), 0);
+}
+
+/// Revocations racing over the same tokens (a client's deletion, its grant's revocation, each
+/// token's own) all succeed and leave nothing: none waits on another in a cycle.
+pub async fn revocations_race_without_failing(store: Arc<dyn Store>) {
+    for _ in 0..5 {
+        let user = new_user(&*store).await;
+        let client = new_client(user.workspace_id);
+        store.create_client(&client).await.unwrap();
+        let code = code_for(&client, &user);
+        store.save_code(&code).await.unwrap();
+        let tokens: Vec<OAuthToken> = (0..12)
+            .map(|i| {
+                token_for(
+                    &code,
+                    if i % 2 == 0 {
+                        TokenKind::Access
+                    } else {
+                        TokenKind::Refresh
+                    },
+                )
+            })
+            .collect();
+        for t in &tokens {
+            store.save_token(t).await.unwrap();
+        }
+        let mut tasks = Vec::new();
+        {
+            let store = store.clone();
+            let (ws, id) = (client.workspace_id, client.id);
+            tasks.push(tokio::spawn(async move {
+                store.delete_client(ws, id).await.map(|_| ())
+            }));
+        }
+        {
+            let store = store.clone();
+            let grant = code.grant_id;
+            tasks.push(tokio::spawn(async move {
+                store.revoke_grant(grant).await.map(|_| ())
+            }));
+        }
+        for t in &tokens {
+            let store = store.clone();
+            let hash = t.token_hash.clone();
+            tasks.push(tokio::spawn(async move {
+                store.revoke_token(&hash).await.map(|_| ())
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+        for t in &tokens {
+            assert_eq!(store.token(&t.token_hash).await.unwrap(), None);
+        }
+    }
 }
