@@ -7,7 +7,10 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::documents::{DocWrite, Document, Documents, Expect, KeyRange, scan_all, time_key};
+use super::documents::{
+    ATTEMPTS, DocWrite, Document, Documents, Expect, KeyRange, contended, get_as, scan_all,
+    time_key,
+};
 use crate::{
     Error, Result, WorkspaceId,
     token::{ApiToken, User, Workspace},
@@ -62,14 +65,6 @@ pub const USER_API_TOKENS: &str = "user_api_tokens";
 /// Deployment keys by name.
 pub const DEPLOYMENT_KEYS: &str = "deployment_keys";
 
-/// Compare-and-set attempts before a write gives up as contended.
-pub const ATTEMPTS: usize = 64;
-
-/// The error of a compare-and-set that kept losing.
-pub fn contended() -> Error {
-    Error::Unavailable("the object is being changed by another request; try again".into())
-}
-
 /// Case-insensitive key of an e-mail address.
 pub fn email_key(email: &str) -> String {
     email.trim().to_lowercase()
@@ -95,7 +90,7 @@ pub async fn workspace_named<S: Documents + ?Sized>(
     else {
         return Ok(None);
     };
-    doc(store, WORKSPACES, &id).await
+    get_as(store, WORKSPACES, &id).await
 }
 
 fn pointer(id: impl ToString) -> Pointer {
@@ -140,17 +135,6 @@ pub fn api_token_writes(t: &ApiToken) -> Result<Vec<DocWrite>> {
     ])
 }
 
-async fn doc<S: Documents + ?Sized, T: serde::de::DeserializeOwned>(
-    store: &S,
-    collection: &str,
-    key: &str,
-) -> Result<Option<(T, u64)>> {
-    match store.get_document(collection, key).await? {
-        Some(d) => Ok(Some((d.decode()?, d.revision))),
-        None => Ok(None),
-    }
-}
-
 /// What `pointers` name in `collection`, in their order (a pointer whose target is gone is
 /// left out).
 async fn follow<S: Documents + ?Sized, T: serde::de::DeserializeOwned>(
@@ -162,7 +146,7 @@ async fn follow<S: Documents + ?Sized, T: serde::de::DeserializeOwned>(
         return Ok(None);
     };
     let p: Pointer = p.decode()?;
-    Ok(doc(store, collection, &p.id).await?.map(|(v, _)| v))
+    Ok(get_as(store, collection, &p.id).await?.map(|(v, _)| v))
 }
 
 #[async_trait]
@@ -228,20 +212,20 @@ impl<S: Documents + ?Sized> Accounts for S {
     }
 
     async fn user_by_token_hash(&self, token_hash: &str) -> Result<Option<User>> {
-        let Some((token, _)) = doc::<_, ApiToken>(self, API_TOKENS, token_hash).await? else {
+        let Some((token, _)) = get_as::<_, ApiToken>(self, API_TOKENS, token_hash).await? else {
             return Ok(None);
         };
         self.user_by_id(token.user_id).await
     }
 
     async fn workspace_by_id(&self, id: WorkspaceId) -> Result<Option<Workspace>> {
-        Ok(doc(self, WORKSPACES, &id.to_string())
+        Ok(get_as(self, WORKSPACES, &id.to_string())
             .await?
             .map(|(w, _)| w))
     }
 
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>> {
-        Ok(doc(self, USERS, &id.to_string()).await?.map(|(u, _)| u))
+        Ok(get_as(self, USERS, &id.to_string()).await?.map(|(u, _)| u))
     }
 
     async fn list_api_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
@@ -258,7 +242,7 @@ impl<S: Documents + ?Sized> Accounts for S {
         .await?
         {
             let p: Pointer = p.decode()?;
-            if let Some((t, _)) = doc(self, API_TOKENS, &p.id).await? {
+            if let Some((t, _)) = get_as(self, API_TOKENS, &p.id).await? {
                 out.push(t);
             }
         }
@@ -292,7 +276,7 @@ impl<S: Documents + ?Sized> Accounts for S {
     async fn deployment_key(&self, name: &str, candidate: &str) -> Result<String> {
         let write = DocWrite::put(DEPLOYMENT_KEYS, name, &candidate, Expect::Absent)?;
         self.write_documents(&[write]).await?;
-        match doc::<_, String>(self, DEPLOYMENT_KEYS, name).await? {
+        match get_as::<_, String>(self, DEPLOYMENT_KEYS, name).await? {
             Some((key, _)) => Ok(key),
             None => Err(Error::Unavailable(
                 "the deployment key was not stored".into(),
@@ -303,7 +287,7 @@ impl<S: Documents + ?Sized> Accounts for S {
     async fn set_password_hash(&self, user_id: Uuid, password_hash: &str) -> Result<bool> {
         for _ in 0..ATTEMPTS {
             let Some((mut user, revision)) =
-                doc::<_, User>(self, USERS, &user_id.to_string()).await?
+                get_as::<_, User>(self, USERS, &user_id.to_string()).await?
             else {
                 return Ok(false);
             };

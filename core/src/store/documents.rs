@@ -157,6 +157,26 @@ pub trait Documents: Send + Sync + 'static {
     async fn write_documents(&self, writes: &[DocWrite]) -> Result<bool>;
 }
 
+/// Compare-and-set attempts before a write gives up as contended.
+pub const ATTEMPTS: usize = 64;
+
+/// The error of a compare-and-set that kept losing to other writers.
+pub fn contended() -> Error {
+    Error::Unavailable("the object is being changed by another request; try again".into())
+}
+
+/// The document under `key` in `collection`, read as `T`, with its revision.
+pub async fn get_as<S: Documents + ?Sized, T: DeserializeOwned>(
+    store: &S,
+    collection: &str,
+    key: &str,
+) -> Result<Option<(T, u64)>> {
+    match store.get_document(collection, key).await? {
+        Some(d) => Ok(Some((d.decode()?, d.revision))),
+        None => Ok(None),
+    }
+}
+
 /// A time in a key: milliseconds, zero-padded so keys sort by time.
 pub fn time_key(t: &crate::time::Timestamp) -> String {
     format!("{:020}", t.timestamp_millis().max(0))

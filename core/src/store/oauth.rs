@@ -14,8 +14,10 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::accounts::{ATTEMPTS, WORKSPACES, contended, workspace_named};
-use super::documents::{DocWrite, Documents, Expect, KeyRange, before, scan_all, time_key};
+use super::accounts::{WORKSPACES, workspace_named};
+use super::documents::{
+    ATTEMPTS, DocWrite, Documents, Expect, KeyRange, before, contended, get_as, scan_all, time_key,
+};
 use crate::{
     Error, Result, WorkspaceId,
     oauth::{AuthCode, Logo, OAuthClient, OAuthToken, Redemption, Session},
@@ -273,17 +275,6 @@ fn session_deletes(s: &Session) -> Vec<DocWrite> {
     ]
 }
 
-async fn read<S: Documents + ?Sized, T: serde::de::DeserializeOwned>(
-    store: &S,
-    collection: &str,
-    key: &str,
-) -> Result<Option<(T, u64)>> {
-    match store.get_document(collection, key).await? {
-        Some(d) => Ok(Some((d.decode()?, d.revision))),
-        None => Ok(None),
-    }
-}
-
 /// Deletes the codes and tokens listed under `prefix` of [`OWNED`] (`client/<id>/`,
 /// `workspace/<id>/`, `grant/<id>/`); answers how many tokens went.
 async fn sweep<S: Documents + ?Sized>(store: &S, prefix: &str) -> Result<u64> {
@@ -306,14 +297,14 @@ async fn sweep<S: Documents + ?Sized>(store: &S, prefix: &str) -> Result<u64> {
         // of them over one token lock its rows in one order. An index entry whose document is
         // gone goes alone.
         let writes = match what {
-            "token" => match read::<_, OAuthToken>(store, TOKENS, hash).await? {
+            "token" => match get_as::<_, OAuthToken>(store, TOKENS, hash).await? {
                 Some((t, _)) => {
                     tokens += 1;
                     token_deletes(&t)
                 }
                 None => vec![DocWrite::delete(OWNED, entry.key.clone(), Expect::Any)],
             },
-            _ => match read::<_, CodeDoc>(store, CODES, hash).await? {
+            _ => match get_as::<_, CodeDoc>(store, CODES, hash).await? {
                 Some((c, _)) => code_deletes(&c.code),
                 None => vec![DocWrite::delete(OWNED, entry.key.clone(), Expect::Any)],
             },
@@ -346,15 +337,15 @@ async fn forget_expired<S: Documents + ?Sized>(store: &S) -> Result<()> {
         // The document first, as every batch deleting one does; the entry alone when it is gone.
         let gone = || vec![DocWrite::delete(EXPIRY, entry.key.clone(), Expect::Any)];
         writes.extend(match what {
-            "code" => match read::<_, CodeDoc>(store, CODES, hash).await? {
+            "code" => match get_as::<_, CodeDoc>(store, CODES, hash).await? {
                 Some((c, _)) => code_deletes(&c.code),
                 None => gone(),
             },
-            "token" => match read::<_, OAuthToken>(store, TOKENS, hash).await? {
+            "token" => match get_as::<_, OAuthToken>(store, TOKENS, hash).await? {
                 Some((t, _)) => token_deletes(&t),
                 None => gone(),
             },
-            _ => match read::<_, Session>(store, SESSIONS, hash).await? {
+            _ => match get_as::<_, Session>(store, SESSIONS, hash).await? {
                 Some((s, _)) => session_deletes(&s),
                 None => gone(),
             },
@@ -382,7 +373,7 @@ async fn for_client<S: Documents + ?Sized>(
             return Err(Error::not_found(format!("client {client_id} not found")));
         };
         let Some((workspace, ws_revision)) =
-            read::<_, crate::token::Workspace>(store, WORKSPACES, &workspace_id.to_string())
+            get_as::<_, crate::token::Workspace>(store, WORKSPACES, &workspace_id.to_string())
                 .await?
         else {
             return Err(Error::not_found(format!(
@@ -427,7 +418,7 @@ async fn change_client<S: Documents + ?Sized>(
 ) -> Result<bool> {
     for _ in 0..ATTEMPTS {
         let Some((mut c, revision)) =
-            read::<_, OAuthClient>(store, CLIENTS, &id.to_string()).await?
+            get_as::<_, OAuthClient>(store, CLIENTS, &id.to_string()).await?
         else {
             return Ok(false);
         };
@@ -461,7 +452,9 @@ impl<S: Documents + ?Sized> OAuthStore for S {
     }
 
     async fn client(&self, id: Uuid) -> Result<Option<OAuthClient>> {
-        Ok(read(self, CLIENTS, &id.to_string()).await?.map(|(c, _)| c))
+        Ok(get_as(self, CLIENTS, &id.to_string())
+            .await?
+            .map(|(c, _)| c))
     }
 
     async fn list_clients(&self, workspace_id: WorkspaceId) -> Result<Vec<OAuthClient>> {
@@ -478,7 +471,7 @@ impl<S: Documents + ?Sized> OAuthStore for S {
         .await?
         {
             let id = entry.key.rsplit('/').next().unwrap_or_default();
-            if let Some(c) = read::<_, OAuthClient>(self, CLIENTS, id).await? {
+            if let Some(c) = get_as::<_, OAuthClient>(self, CLIENTS, id).await? {
                 out.push(c.0);
             }
         }
@@ -503,7 +496,7 @@ impl<S: Documents + ?Sized> OAuthStore for S {
 
     async fn delete_client(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool> {
         let Some((client, revision)) =
-            read::<_, OAuthClient>(self, CLIENTS, &id.to_string()).await?
+            get_as::<_, OAuthClient>(self, CLIENTS, &id.to_string()).await?
         else {
             return Ok(false);
         };
@@ -541,7 +534,7 @@ impl<S: Documents + ?Sized> OAuthStore for S {
     }
 
     async fn client_logo(&self, id: Uuid) -> Result<Option<Logo>> {
-        let Some((doc, _)) = read::<_, LogoDoc>(self, LOGOS, &id.to_string()).await? else {
+        let Some((doc, _)) = get_as::<_, LogoDoc>(self, LOGOS, &id.to_string()).await? else {
             return Ok(None);
         };
         let bytes = base64::engine::general_purpose::STANDARD
@@ -566,7 +559,7 @@ impl<S: Documents + ?Sized> OAuthStore for S {
 
     async fn redeem_code(&self, code_hash: &str) -> Result<Redemption> {
         for _ in 0..ATTEMPTS {
-            let Some((doc, revision)) = read::<_, CodeDoc>(self, CODES, code_hash).await? else {
+            let Some((doc, revision)) = get_as::<_, CodeDoc>(self, CODES, code_hash).await? else {
                 return Ok(Redemption::Unknown);
             };
             if doc.used {
@@ -598,12 +591,13 @@ impl<S: Documents + ?Sized> OAuthStore for S {
     }
 
     async fn token(&self, token_hash: &str) -> Result<Option<OAuthToken>> {
-        Ok(read(self, TOKENS, token_hash).await?.map(|(t, _)| t))
+        Ok(get_as(self, TOKENS, token_hash).await?.map(|(t, _)| t))
     }
 
     async fn revoke_token(&self, token_hash: &str) -> Result<Option<OAuthToken>> {
         for _ in 0..ATTEMPTS {
-            let Some((t, revision)) = read::<_, OAuthToken>(self, TOKENS, token_hash).await? else {
+            let Some((t, revision)) = get_as::<_, OAuthToken>(self, TOKENS, token_hash).await?
+            else {
                 return Ok(None);
             };
             let mut writes = token_deletes(&t);
@@ -628,7 +622,7 @@ impl<S: Documents + ?Sized> OAuthStore for S {
     }
 
     async fn session(&self, id_hash: &str) -> Result<Option<Session>> {
-        Ok(read(self, SESSIONS, id_hash).await?.map(|(s, _)| s))
+        Ok(get_as(self, SESSIONS, id_hash).await?.map(|(s, _)| s))
     }
 
     async fn set_oauth_enabled(&self, name: &str, enabled: bool) -> Result<bool> {
@@ -657,7 +651,7 @@ impl<S: Documents + ?Sized> OAuthStore for S {
     }
 
     async fn delete_session(&self, id_hash: &str) -> Result<()> {
-        if let Some((s, _)) = read::<_, Session>(self, SESSIONS, id_hash).await? {
+        if let Some((s, _)) = get_as::<_, Session>(self, SESSIONS, id_hash).await? {
             self.write_documents(&session_deletes(&s)).await?;
         }
         Ok(())

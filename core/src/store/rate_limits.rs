@@ -7,8 +7,8 @@
 
 use async_trait::async_trait;
 
-use super::documents::{DocWrite, Documents, Expect, before};
-use crate::{Error, Result, token::RATE_RETENTION_MS};
+use super::documents::{ATTEMPTS, DocWrite, Documents, Expect, before, contended};
+use crate::{Result, token::RATE_RETENTION_MS};
 
 /// Storage of rate-limit counters.
 #[async_trait]
@@ -25,10 +25,6 @@ pub trait RateLimits: Send + Sync + 'static {
 
 /// The document collection counters are kept in.
 pub const COLLECTION: &str = "rate_limits";
-
-/// Compare-and-set attempts of one hit before it gives up (each lost one means another replica
-/// counted an event meanwhile).
-const ATTEMPTS: usize = 64;
 
 /// Expired counters removed per write.
 const PURGE_PAGE: usize = 200;
@@ -61,8 +57,7 @@ impl<S: Documents + ?Sized> RateLimits for S {
                 break;
             }
         }
-        let hits = hits
-            .ok_or_else(|| Error::Unavailable("rate-limit counter contended; try again".into()))?;
+        let hits = hits.ok_or_else(contended)?;
         // Counters of windows past the retention come first in key order: a page at a time
         // until none is left.
         let cutoff = format!("{:020}", (window_start_ms - RATE_RETENTION_MS).max(0));
