@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::documents::{
-    ATTEMPTS, DocWrite, Document, Documents, Expect, KeyRange, contended, get_as, scan_all,
-    time_key,
+    ATTEMPTS, DocWrite, Documents, Expect, KeyRange, contended, get_as, scan_all, time_key,
 };
 use crate::{
     Error, Result, WorkspaceId,
@@ -82,15 +81,7 @@ pub async fn workspace_named<S: Documents + ?Sized>(
     store: &S,
     name: &str,
 ) -> Result<Option<(Workspace, u64)>> {
-    let Some(Pointer { id }) = store
-        .get_document(WORKSPACE_NAMES, name)
-        .await?
-        .map(|d| d.decode())
-        .transpose()?
-    else {
-        return Ok(None);
-    };
-    get_as(store, WORKSPACES, &id).await
+    follow(store, WORKSPACE_NAMES, name, WORKSPACES).await
 }
 
 fn pointer(id: impl ToString) -> Pointer {
@@ -135,18 +126,18 @@ pub fn api_token_writes(t: &ApiToken) -> Result<Vec<DocWrite>> {
     ])
 }
 
-/// What `pointers` name in `collection`, in their order (a pointer whose target is gone is
-/// left out).
+/// What the pointer under `key` in `index` names in `collection`, with its revision (`None`
+/// when either is gone).
 async fn follow<S: Documents + ?Sized, T: serde::de::DeserializeOwned>(
     store: &S,
+    index: &str,
+    key: &str,
     collection: &str,
-    pointer: Option<Document>,
-) -> Result<Option<T>> {
-    let Some(p) = pointer else {
+) -> Result<Option<(T, u64)>> {
+    let Some((Pointer { id }, _)) = get_as(store, index, key).await? else {
         return Ok(None);
     };
-    let p: Pointer = p.decode()?;
-    Ok(get_as(store, collection, &p.id).await?.map(|(v, _)| v))
+    get_as(store, collection, &id).await
 }
 
 #[async_trait]
@@ -162,8 +153,7 @@ impl<S: Documents + ?Sized> Accounts for S {
     }
 
     async fn workspace_by_name(&self, name: &str) -> Result<Option<Workspace>> {
-        let p = self.get_document(WORKSPACE_NAMES, name).await?;
-        follow(self, WORKSPACES, p).await
+        Ok(workspace_named(self, name).await?.map(|(w, _)| w))
     }
 
     async fn create_user(&self, user: &User) -> Result<()> {
@@ -174,8 +164,8 @@ impl<S: Documents + ?Sized> Accounts for S {
     }
 
     async fn user_by_email(&self, email: &str) -> Result<Option<User>> {
-        let p = self.get_document(USER_EMAILS, &email_key(email)).await?;
-        follow(self, USERS, p).await
+        let found = follow(self, USER_EMAILS, &email_key(email), USERS).await?;
+        Ok(found.map(|(u, _)| u))
     }
 
     async fn count_users(&self) -> Result<u64> {
@@ -250,25 +240,29 @@ impl<S: Documents + ?Sized> Accounts for S {
     }
 
     async fn delete_api_token(&self, user_id: Uuid, token_id: Uuid) -> Result<bool> {
-        let Some(token) = self
-            .list_api_tokens(user_id)
+        // The user's index names each token's id last: the token is found without reading
+        // the others.
+        let prefix = format!("{user_id}/");
+        let suffix = format!("/{token_id}");
+        let range = KeyRange {
+            prefix: &prefix,
+            after: None,
+        };
+        let Some(entry) = scan_all(self, USER_API_TOKENS, range)
             .await?
             .into_iter()
-            .find(|t| t.id == token_id)
+            .find(|e| e.key.ends_with(&suffix))
         else {
             return Ok(false);
         };
-        let Some(stored) = self.get_document(API_TOKENS, &token.token_hash).await? else {
+        let Pointer { id: hash } = entry.decode()?;
+        let Some(stored) = self.get_document(API_TOKENS, &hash).await? else {
             return Ok(false);
         };
         // Of two deletes at once, one finds the token.
         let writes = [
-            DocWrite::delete(
-                API_TOKENS,
-                &token.token_hash,
-                Expect::Revision(stored.revision),
-            ),
-            DocWrite::delete(USER_API_TOKENS, user_token_key(&token), Expect::Any),
+            DocWrite::delete(API_TOKENS, &hash, Expect::Revision(stored.revision)),
+            DocWrite::delete(USER_API_TOKENS, entry.key, Expect::Any),
         ];
         self.write_documents(&writes).await
     }

@@ -495,26 +495,28 @@ impl<S: Documents + ?Sized> OAuthStore for S {
     }
 
     async fn delete_client(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool> {
-        let Some((client, revision)) =
-            get_as::<_, OAuthClient>(self, CLIENTS, &id.to_string()).await?
-        else {
-            return Ok(false);
-        };
-        if client.workspace_id != workspace_id {
-            return Ok(false);
-        }
-        let batch = [
-            DocWrite::delete(CLIENTS, id.to_string(), Expect::Revision(revision)),
-            DocWrite::delete(WORKSPACE_CLIENTS, client_list_key(&client), Expect::Any),
-            DocWrite::delete(LOGOS, id.to_string(), Expect::Any),
-        ];
-        if !self.write_documents(&batch).await? {
+        for _ in 0..ATTEMPTS {
+            let Some((client, revision)) =
+                get_as::<_, OAuthClient>(self, CLIENTS, &id.to_string()).await?
+            else {
+                return Ok(false);
+            };
+            if client.workspace_id != workspace_id {
+                return Ok(false);
+            }
+            let batch = [
+                DocWrite::delete(CLIENTS, id.to_string(), Expect::Revision(revision)),
+                DocWrite::delete(WORKSPACE_CLIENTS, client_list_key(&client), Expect::Any),
+                DocWrite::delete(LOGOS, id.to_string(), Expect::Any),
+            ];
             // Changed meanwhile: read it again.
-            return Box::pin(self.delete_client(workspace_id, id)).await;
+            if self.write_documents(&batch).await? {
+                // No code or token is written for a client once it is gone: sweep what was.
+                sweep(self, &format!("client/{id}/")).await?;
+                return Ok(true);
+            }
         }
-        // No code or token is written for a client once it is gone: sweep what was.
-        sweep(self, &format!("client/{id}/")).await?;
-        Ok(true)
+        Err(contended())
     }
 
     async fn set_client_logo(

@@ -245,7 +245,7 @@ pub async fn disabling_oauth_revokes_the_workspace_grants(store: &dyn TokenStore
     }
     assert!(store.set_oauth_enabled(&ws.name, false).await.unwrap());
     // While it is off, no code or token is written for the workspace.
-    let (code, tokens) = &grants[0];
+    let (code, _) = &grants[0];
     let late = token_for(code, TokenKind::Refresh);
     assert!(matches!(
         store.save_token(&late).await,
@@ -267,7 +267,6 @@ pub async fn disabling_oauth_revokes_the_workspace_grants(store: &dyn TokenStore
     assert!(store.set_oauth_enabled(&ws.name, true).await.unwrap());
     assert_eq!(store.token(&leftover.token_hash).await.unwrap(), None);
     assert_eq!(store.token(&late.token_hash).await.unwrap(), None);
-    let _ = tokens;
     let (unused, tokens) = &grants[0];
     for t in tokens {
         assert_eq!(store.token(&t.token_hash).await.unwrap(), None);
