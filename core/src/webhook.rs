@@ -80,7 +80,8 @@ impl Event {
 }
 
 /// A registered endpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Webhook {
     /// Its id.
     pub id: Uuid,
@@ -262,31 +263,25 @@ impl ClaimRules<'_> {
     }
 }
 
-/// Stores webhooks and their delivery queue.
+/// The delivery queue a backend keeps.
 #[async_trait]
-pub trait WebhookStore: Send + Sync {
-    /// Registers a webhook; [`Error::Conflict`] when the workspace has [`MAX_WEBHOOKS`].
-    async fn create_webhook(&self, webhook: &Webhook) -> Result<()>;
-    /// A workspace's webhooks, oldest first.
-    async fn list_webhooks(&self, workspace_id: WorkspaceId) -> Result<Vec<Webhook>>;
-    /// Removes a webhook and its deliveries; `false` when the workspace has no such webhook.
-    async fn delete_webhook(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool>;
+pub trait Deliveries: Send + Sync {
     /// Queues deliveries (state pending, due at once).
     async fn queue_deliveries(&self, deliveries: &[Delivery]) -> Result<()>;
-    /// Takes pending deliveries due at `now`, with their webhook, as `rules` allow, and moves
-    /// their next attempt to `lease_until`, so another replica does not take them meanwhile (a
-    /// replica that dies mid-attempt leaves them to be tried after the lease).
-    async fn claim_deliveries(
+    /// Takes pending deliveries due at `now`, as `rules` allow, and moves their next attempt
+    /// to `lease_until`, so another replica does not take them meanwhile (a replica that dies
+    /// mid-attempt leaves them to be tried after the lease); in the order they were created.
+    async fn claim_due(
         &self,
         now: Timestamp,
         lease_until: Timestamp,
         rules: &ClaimRules<'_>,
-    ) -> Result<Vec<(Delivery, Webhook)>>;
+    ) -> Result<Vec<Delivery>>;
     /// Removes the deliveries delivered or given up whose last attempt was before `before`
     /// (the retention); answers how many.
     async fn purge_deliveries(&self, before: Timestamp) -> Result<u64>;
-    /// Records an attempt: delivered, to be tried again at `next` ([`next_attempt`]), or
-    /// given up (`next` is `None` after a failure).
+    /// Records an attempt: delivered, to be tried again at `next`
+    /// ([`next_attempt`]), or given up (`next` is `None` after a failure).
     async fn record_attempt(
         &self,
         delivery_id: Uuid,
@@ -300,6 +295,28 @@ pub trait WebhookStore: Send + Sync {
         webhook_id: Uuid,
         limit: usize,
     ) -> Result<Vec<Delivery>>;
+    /// Removes every delivery of a webhook (it was deleted).
+    async fn delete_deliveries(&self, webhook_id: Uuid) -> Result<()>;
+}
+
+/// Stores webhooks and their delivery queue: implemented once in core (`store::webhooks`, the
+/// registrations as documents) for every store with [`Deliveries`].
+#[async_trait]
+pub trait WebhookStore: Deliveries {
+    /// Registers a webhook; [`Error::Conflict`] when the workspace has [`MAX_WEBHOOKS`].
+    async fn create_webhook(&self, webhook: &Webhook) -> Result<()>;
+    /// A workspace's webhooks, oldest first.
+    async fn list_webhooks(&self, workspace_id: WorkspaceId) -> Result<Vec<Webhook>>;
+    /// Removes a webhook and its deliveries; `false` when the workspace has no such webhook.
+    async fn delete_webhook(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool>;
+    /// Takes due deliveries as [`Deliveries::claim_due`] does, each with its webhook. The
+    /// deliveries of a webhook deleted meanwhile are removed, not answered.
+    async fn claim_deliveries(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        rules: &ClaimRules<'_>,
+    ) -> Result<Vec<(Delivery, Webhook)>>;
 }
 
 /// A delivery's body: `{"id", "event", "createdDate", "data"}`.

@@ -1,8 +1,6 @@
 #![doc = include_str!("../README.md")]
 
 mod documents;
-mod folders;
-mod groups;
 mod log;
 mod records;
 pub mod register;
@@ -14,14 +12,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use inlet_core::{
     Error, Result, WorkspaceId,
-    folder::Folder,
     index::{Change, LogPage, LogScope, Position},
     record::{ObjectTypeRef, Record, Scope},
     source::Source,
     sync::{self, SyncEvent, SyncRun, SyncState},
     tag::TagValue,
     time::{self},
-    webhook::{Delivery, Webhook},
+    webhook::Delivery,
 };
 use parking_lot::Mutex;
 use uuid::Uuid;
@@ -47,14 +44,8 @@ struct State {
     syncs: HashMap<Uuid, Vec<SyncRun>>,
     /// Records per object type, by externalId.
     records: HashMap<Uuid, HashMap<String, Record>>,
-    /// Folders per (source, HIERARCHICAL tag externalId).
-    folders: HashMap<(Uuid, String), Vec<Folder>>,
-    /// Groups by (source, externalId), in externalId order per source.
-    groups: BTreeMap<(Uuid, String), inlet_core::access::Group>,
     /// The write log ([`inlet_core::index`]).
     log: Log,
-    /// Registered webhooks, oldest first.
-    webhooks: Vec<Webhook>,
     /// Their delivery queue, in the order queued.
     deliveries: Vec<Delivery>,
     /// Documents by (collection, key): body and revision.
@@ -233,14 +224,11 @@ impl State {
 }
 
 impl State {
-    /// Live records per folder value of a source's tag.
-    fn folder_counts(
-        &self,
-        workspace_id: WorkspaceId,
-        source_id: Uuid,
-        tag: &str,
-    ) -> Result<HashMap<String, u64>> {
-        let source = self.source(workspace_id, source_id)?;
+    /// [`inlet_core::store::Records::tag_counts`].
+    fn tag_counts(&self, source_id: Uuid, tag: &str) -> HashMap<String, u64> {
+        let Some(source) = self.sources.iter().find(|s| s.id == source_id) else {
+            return HashMap::new();
+        };
         let mut counts: HashMap<String, u64> = HashMap::new();
         for ot in &source.object_types {
             for r in self
@@ -259,6 +247,6 @@ impl State {
                 }
             }
         }
-        Ok(counts)
+        counts
     }
 }

@@ -2,12 +2,14 @@
 
 use crate::MemoryStore;
 use async_trait::async_trait;
+use std::collections::HashMap;
+
 use inlet_core::store::Records;
 use inlet_core::{
     Error, Result,
     record::{
         self, AccessItem, ListQuery, ObjectTypeRef, PutOutcome, Record, RecordKey, RecordWrite,
-        Scope, Touch, TouchItem,
+        Scope, TouchItem,
     },
     sync::{self, SyncEvent},
     time::{self},
@@ -72,26 +74,6 @@ impl Records for MemoryStore {
         })
     }
 
-    async fn touch_record(&self, key: &RecordKey, mut touch: Touch) -> Result<Record> {
-        inlet_core::input::check_external_id(&key.external_id)?;
-        let mut st = self.state.lock();
-        let scope = key.scope;
-        let name = st.object_type_name(scope)?;
-        touch.sync_number = st.resolve_sync(scope.object_type_id, touch.sync_number)?;
-        let record = st
-            .records
-            .get_mut(&scope.object_type_id)
-            .and_then(|m| m.get_mut(&key.external_id));
-        record::check_touch(record.as_deref(), touch.if_match.as_deref())?;
-        let record = record.ok_or_else(|| Error::not_found("no current record"))?;
-        if let Some(n) = touch.sync_number {
-            record.sync_number = n;
-        }
-        let record = record.clone();
-        st.count(scope.object_type_id, touch.sync_number, touch.event);
-        Ok(st.view(&name, &record))
-    }
-
     async fn get_record(&self, key: &RecordKey) -> Result<Record> {
         inlet_core::input::check_external_id(&key.external_id)?;
         let st = self.state.lock();
@@ -148,6 +130,7 @@ impl Records for MemoryStore {
         &self,
         scope: Scope,
         sync_number: Option<i64>,
+        event: SyncEvent,
         items: &[TouchItem],
     ) -> Result<Vec<Result<()>>> {
         let mut st = self.state.lock();
@@ -168,7 +151,7 @@ impl Records for MemoryStore {
             results.push(outcome);
         }
         for _ in 0..touched {
-            st.count(scope.object_type_id, sync_number, SyncEvent::Touched);
+            st.count(scope.object_type_id, sync_number, event);
         }
         Ok(results)
     }
@@ -257,29 +240,7 @@ impl Records for MemoryStore {
             .collect())
     }
 
-    async fn live_originals(
-        &self,
-        workspace_id: inlet_core::WorkspaceId,
-        sha256s: &[String],
-    ) -> Result<Vec<String>> {
-        let wanted: std::collections::HashSet<&str> = sha256s.iter().map(String::as_str).collect();
-        let st = self.state.lock();
-        let mut found = std::collections::BTreeSet::new();
-        for source in st.sources.iter().filter(|s| s.workspace_id == workspace_id) {
-            for ot in &source.object_types {
-                let Some(records) = st.records.get(&ot.id) else {
-                    continue;
-                };
-                found.extend(
-                    records
-                        .values()
-                        .filter(|r| !r.removed)
-                        .filter_map(|r| r.original.as_ref())
-                        .filter(|o| wanted.contains(o.sha256.as_str()))
-                        .map(|o| o.sha256.clone()),
-                );
-            }
-        }
-        Ok(found.into_iter().collect())
+    async fn tag_counts(&self, source_id: Uuid, tag: &str) -> Result<HashMap<String, u64>> {
+        Ok(self.state.lock().tag_counts(source_id, tag))
     }
 }

@@ -63,8 +63,6 @@ impl Sources for MemoryStore {
         }
         st.log
             .source_deleted(workspace_id, source_id, gone.into_iter());
-        st.folders.retain(|(s, _), _| *s != source_id);
-        st.groups.retain(|(s, _), _| *s != source_id);
         st.sources.retain(|s| s.id != source_id);
         Ok(())
     }

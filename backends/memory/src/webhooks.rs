@@ -1,68 +1,29 @@
-//! Webhooks and their delivery queue.
+//! The webhook delivery queue (the registrations are documents).
 
 use crate::MemoryStore;
 use async_trait::async_trait;
 use inlet_core::{
-    Error, Result, WorkspaceId,
+    Result, WorkspaceId,
     time::Timestamp,
-    webhook::{self, Attempt, ClaimRules, Delivery, DeliveryState, Webhook, WebhookStore},
+    webhook::{Attempt, ClaimRules, Deliveries, Delivery, DeliveryState},
 };
 use std::collections::HashMap;
 
 use uuid::Uuid;
 
 #[async_trait]
-impl WebhookStore for MemoryStore {
-    async fn create_webhook(&self, hook: &Webhook) -> Result<()> {
-        let mut st = self.state.lock();
-        let count = st
-            .webhooks
-            .iter()
-            .filter(|w| w.workspace_id == hook.workspace_id)
-            .count();
-        if count >= webhook::MAX_WEBHOOKS {
-            return Err(Error::conflict(format!(
-                "a workspace has at most {} webhooks; delete one first",
-                webhook::MAX_WEBHOOKS
-            )));
-        }
-        st.webhooks.push(hook.clone());
-        Ok(())
-    }
-
-    async fn list_webhooks(&self, workspace_id: WorkspaceId) -> Result<Vec<Webhook>> {
-        let st = self.state.lock();
-        Ok(st
-            .webhooks
-            .iter()
-            .filter(|w| w.workspace_id == workspace_id)
-            .cloned()
-            .collect())
-    }
-
-    async fn delete_webhook(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool> {
-        let mut st = self.state.lock();
-        let before = st.webhooks.len();
-        st.webhooks
-            .retain(|w| !(w.id == id && w.workspace_id == workspace_id));
-        let gone = st.webhooks.len() < before;
-        if gone {
-            st.deliveries.retain(|d| d.webhook_id != id);
-        }
-        Ok(gone)
-    }
-
+impl Deliveries for MemoryStore {
     async fn queue_deliveries(&self, deliveries: &[Delivery]) -> Result<()> {
         self.state.lock().deliveries.extend_from_slice(deliveries);
         Ok(())
     }
 
-    async fn claim_deliveries(
+    async fn claim_due(
         &self,
         now: Timestamp,
         lease_until: Timestamp,
         rules: &ClaimRules<'_>,
-    ) -> Result<Vec<(Delivery, Webhook)>> {
+    ) -> Result<Vec<Delivery>> {
         let mut guard = self.state.lock();
         let st = &mut *guard;
         let mut due: Vec<usize> = st
@@ -108,12 +69,11 @@ impl WebhookStore for MemoryStore {
                 break;
             }
             let d = &mut st.deliveries[i];
-            let Some(hook) = st.webhooks.iter().find(|w| w.id == d.webhook_id) else {
-                continue;
-            };
             d.next_attempt = Some(lease_until);
-            out.push((d.clone(), hook.clone()));
+            out.push(d.clone());
         }
+        // In the order queued, as the SQL stores answer.
+        out.sort_by_key(|d| (d.created_date, d.id));
         Ok(out)
     }
 
@@ -158,5 +118,13 @@ impl WebhookStore for MemoryStore {
             .take(limit)
             .cloned()
             .collect())
+    }
+
+    async fn delete_deliveries(&self, webhook_id: Uuid) -> Result<()> {
+        self.state
+            .lock()
+            .deliveries
+            .retain(|d| d.webhook_id != webhook_id);
+        Ok(())
     }
 }

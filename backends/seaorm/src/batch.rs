@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use inlet_core::{
     Result,
     record::{self, ListQuery, Record, Scope, TouchItem},
-    sync,
+    sync::{self, SyncEvent},
 };
 use sea_orm::Value;
 
@@ -66,6 +66,7 @@ impl SeaOrmStore {
         &self,
         scope: Scope,
         sync_number: Option<i64>,
+        event: SyncEvent,
         items: &[TouchItem],
     ) -> Result<Vec<Result<()>>> {
         let _w = self.write_guard().await;
@@ -135,18 +136,27 @@ impl SeaOrmStore {
             );
             exec(&txn, self.stmt(&sql, values)).await?;
             let mut values: Vec<Value> = vec![scope.object_type_id.to_string().into(), n.into()];
+            // The batch's event decides the column counted (a touch, or a checksum-equal
+            // upload).
+            let column = match event {
+                SyncEvent::Unchanged => "unchanged",
+                _ => "touched",
+            };
             let mut rows = Vec::with_capacity(shards.len());
-            for (shard, touched) in shards {
+            for (shard, count) in shards {
                 let at = values.len() + 1;
-                rows.push(format!("($1, $2, ${at}, 0, ${}, 0, 0)", at + 1));
+                rows.push(match event {
+                    SyncEvent::Unchanged => format!("($1, $2, ${at}, 0, 0, ${}, 0)", at + 1),
+                    _ => format!("($1, $2, ${at}, 0, ${}, 0, 0)", at + 1),
+                });
                 values.push(shard.into());
-                values.push(touched.into());
+                values.push(count.into());
             }
             let sql = format!(
                 "INSERT INTO sync_counters (object_type_id, sync_number, shard, uploaded, touched, \
                      unchanged, extraction_failures) VALUES {} \
                  ON CONFLICT (object_type_id, sync_number, shard) DO UPDATE SET \
-                     touched = sync_counters.touched + excluded.touched",
+                     {column} = sync_counters.{column} + excluded.{column}",
                 rows.join(", ")
             );
             exec(&txn, self.stmt(&sql, values)).await?;

@@ -49,15 +49,8 @@ pub const TABLES: &[Table] = &[
         key: &["record_id"],
         grouped: true,
     },
-    table("folders", &["source_id", "tag", "external_id"]),
-    table("access_groups", &["source_id", "external_id"]),
-    table(
-        "access_group_members",
-        &["workspace_id", "member", "source_id", "group_id"],
-    ),
     table("change_head", &["id"]),
     table("change_log", &["pos"]),
-    table("webhooks", &["id"]),
     table("webhook_deliveries", &["id"]),
     table("documents", &["collection", "doc_key"]),
 ];

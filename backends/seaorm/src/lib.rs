@@ -4,7 +4,6 @@ mod batch;
 pub mod copy;
 mod documents;
 mod folders;
-mod groups;
 mod log;
 mod migration;
 mod records;

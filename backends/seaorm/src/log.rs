@@ -428,4 +428,12 @@ impl WriteLog for SeaOrmStore {
     async fn purge_log(&self, before: Timestamp) -> Result<Position> {
         self.purge(before).await
     }
+
+    async fn live_originals(
+        &self,
+        workspace_id: WorkspaceId,
+        sha256s: &[String],
+    ) -> Result<Vec<String>> {
+        self.originals_in_use(workspace_id, sha256s).await
+    }
 }

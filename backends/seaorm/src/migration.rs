@@ -3,9 +3,11 @@
 
 mod accounts;
 mod documents;
+mod more_documents;
 
 use accounts::M0022Accounts;
 use documents::M0021Documents;
+use more_documents::M0023MoreDocuments;
 use sea_orm_migration::{
     MigrationTrait, MigratorTrait, SchemaManager, async_trait,
     prelude::{ConnectionTrait, DbErr},
@@ -40,6 +42,7 @@ impl MigratorTrait for Migrator {
             Box::new(M0020CopyMarks),
             Box::new(M0021Documents),
             Box::new(M0022Accounts),
+            Box::new(M0023MoreDocuments),
         ]
     }
 }

@@ -3,6 +3,8 @@
 use crate::from_millis;
 use crate::millis;
 use crate::uuid;
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use inlet_core::store::{Records, Sources};
 use inlet_core::{
@@ -529,9 +531,10 @@ impl Records for SeaOrmStore {
         &self,
         scope: Scope,
         sync_number: Option<i64>,
+        event: SyncEvent,
         items: &[TouchItem],
     ) -> Result<Vec<Result<()>>> {
-        self.touch_many(scope, sync_number, items).await
+        self.touch_many(scope, sync_number, event, items).await
     }
 
     async fn set_access(&self, scope: Scope, items: &[AccessItem]) -> Result<Vec<Result<()>>> {
@@ -614,7 +617,14 @@ impl Records for SeaOrmStore {
         Ok(record)
     }
 
-    async fn live_originals(
+    async fn tag_counts(&self, source_id: Uuid, tag: &str) -> Result<HashMap<String, u64>> {
+        self.folder_counts(source_id, tag).await
+    }
+}
+
+impl SeaOrmStore {
+    /// [`inlet_core::store::WriteLog::live_originals`] in one query.
+    pub(crate) async fn originals_in_use(
         &self,
         workspace_id: inlet_core::WorkspaceId,
         sha256s: &[String],

@@ -1,4 +1,5 @@
-//! Webhooks and their delivery queue (`inlet_core::webhook`) on both databases. A replica claims
+//! The webhook delivery queue (`inlet_core::webhook`) on both databases; the registrations
+//! are documents (`inlet_core::store::webhooks`). A replica claims
 //! due deliveries by moving their next attempt to the end of a lease in one statement
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL, under the writer lock on SQLite), so two replicas
 //! never send the same attempt, and one that dies mid-attempt leaves it to the next after the
@@ -9,7 +10,7 @@ use chrono::{DateTime, Utc};
 use inlet_core::{
     Error, Result, WorkspaceId,
     time::Timestamp,
-    webhook::{self, Attempt, ClaimRules, Delivery, DeliveryState, Event, Webhook, WebhookStore},
+    webhook::{Attempt, ClaimRules, Deliveries, Delivery, DeliveryState, Event},
 };
 use sea_orm::{QueryResult, Value};
 use uuid::Uuid;
@@ -23,26 +24,6 @@ fn ms(t: &Timestamp) -> i64 {
 fn at(ms: i64) -> Result<Timestamp> {
     DateTime::<Utc>::from_timestamp_millis(ms)
         .ok_or_else(|| Error::backend(std::io::Error::other(format!("bad timestamp {ms}"))))
-}
-
-fn webhook_from_row(row: &QueryResult, prefix: &str) -> Result<Webhook> {
-    let events: String = get(row, &format!("{prefix}events"))?;
-    let events: Vec<Event> = serde_json::from_str(&events)
-        .map_err(|e| Error::backend(std::io::Error::other(e.to_string())))?;
-    Ok(Webhook {
-        id: uuid(row, &format!("{prefix}id"))?,
-        workspace_id: uuid(row, &format!("{prefix}workspace_id"))?,
-        url: get(row, &format!("{prefix}url"))?,
-        events,
-        secret: get(row, &format!("{prefix}secret"))?,
-        created_date: at(get(row, &format!("{prefix}created_ms"))?)?,
-        owner: get::<Option<String>>(row, &format!("{prefix}owner_id"))?
-            .map(|o| {
-                Uuid::parse_str(&o)
-                    .map_err(|e| Error::backend(std::io::Error::other(e.to_string())))
-            })
-            .transpose()?,
-    })
 }
 
 fn delivery_from_row(row: &QueryResult) -> Result<Delivery> {
@@ -73,99 +54,7 @@ const DELIVERY_COLUMNS: &str = "d.id, d.webhook_id, d.workspace_id, d.event, d.b
     d.last_error";
 
 #[async_trait]
-impl WebhookStore for SeaOrmStore {
-    async fn create_webhook(&self, hook: &Webhook) -> Result<()> {
-        let _w = self.write_guard().await;
-        let txn = self.begin_write().await?;
-        if self.backend() == sea_orm::DbBackend::Postgres {
-            // Serializes registrations of one workspace, so the count below stays true.
-            exec(
-                &txn,
-                self.stmt(
-                    "SELECT pg_advisory_xact_lock(hashtext($1))",
-                    vec![hook.workspace_id.to_string().into()],
-                ),
-            )
-            .await?;
-        }
-        let count = one(
-            &txn,
-            self.stmt(
-                "SELECT COUNT(*) AS n FROM webhooks WHERE workspace_id = $1",
-                vec![hook.workspace_id.to_string().into()],
-            ),
-        )
-        .await?
-        .map(|r| get::<i64>(&r, "n"))
-        .transpose()?
-        .unwrap_or(0);
-        if usize::try_from(count).unwrap_or(usize::MAX) >= webhook::MAX_WEBHOOKS {
-            return Err(Error::conflict(format!(
-                "a workspace has at most {} webhooks; delete one first",
-                webhook::MAX_WEBHOOKS
-            )));
-        }
-        let events = serde_json::to_string(&hook.events)
-            .map_err(|e| Error::backend(std::io::Error::other(e.to_string())))?;
-        exec(
-            &txn,
-            self.stmt(
-                "INSERT INTO webhooks (id, workspace_id, url, events, secret, created_ms, \
-                 owner_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                vec![
-                    hook.id.to_string().into(),
-                    hook.workspace_id.to_string().into(),
-                    hook.url.clone().into(),
-                    events.into(),
-                    hook.secret.clone().into(),
-                    ms(&hook.created_date).into(),
-                    hook.owner.map(|o| o.to_string()).into(),
-                ],
-            ),
-        )
-        .await?;
-        txn.commit().await.map_err(db_error)
-    }
-
-    async fn list_webhooks(&self, workspace_id: WorkspaceId) -> Result<Vec<Webhook>> {
-        let rows = all(
-            &self.db,
-            self.stmt(
-                "SELECT id, workspace_id, url, events, secret, created_ms, owner_id FROM webhooks \
-                 WHERE workspace_id = $1 ORDER BY created_ms, id",
-                vec![workspace_id.to_string().into()],
-            ),
-        )
-        .await?;
-        rows.iter().map(|r| webhook_from_row(r, "")).collect()
-    }
-
-    async fn delete_webhook(&self, workspace_id: WorkspaceId, id: Uuid) -> Result<bool> {
-        let _w = self.write_guard().await;
-        let txn = self.begin_write().await?;
-        let gone = exec(
-            &txn,
-            self.stmt(
-                "DELETE FROM webhooks WHERE id = $1 AND workspace_id = $2",
-                vec![id.to_string().into(), workspace_id.to_string().into()],
-            ),
-        )
-        .await?
-            > 0;
-        if gone {
-            exec(
-                &txn,
-                self.stmt(
-                    "DELETE FROM webhook_deliveries WHERE webhook_id = $1",
-                    vec![id.to_string().into()],
-                ),
-            )
-            .await?;
-        }
-        txn.commit().await.map_err(db_error)?;
-        Ok(gone)
-    }
-
+impl Deliveries for SeaOrmStore {
     async fn queue_deliveries(&self, deliveries: &[Delivery]) -> Result<()> {
         let _w = self.write_guard().await;
         let txn = self.begin_write().await?;
@@ -192,12 +81,12 @@ impl WebhookStore for SeaOrmStore {
         txn.commit().await.map_err(db_error)
     }
 
-    async fn claim_deliveries(
+    async fn claim_due(
         &self,
         now: Timestamp,
         lease_until: Timestamp,
         rules: &ClaimRules<'_>,
-    ) -> Result<Vec<(Delivery, Webhook)>> {
+    ) -> Result<Vec<Delivery>> {
         // Most of the time nothing is due: find that with a read, without the writer lock
         // (the sender asks every second on every replica).
         let due = one(
@@ -273,10 +162,7 @@ impl WebhookStore for SeaOrmStore {
             &self.db,
             self.stmt(
                 &format!(
-                    "SELECT {DELIVERY_COLUMNS}, w.id AS w_id, w.workspace_id AS w_workspace_id, \
-                     w.url AS w_url, w.events AS w_events, w.secret AS w_secret, \
-                     w.created_ms AS w_created_ms, w.owner_id AS w_owner_id \
-                     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
+                    "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries d \
                      WHERE d.id IN ({}) ORDER BY d.created_ms, d.id",
                     marks.join(", ")
                 ),
@@ -284,9 +170,7 @@ impl WebhookStore for SeaOrmStore {
             ),
         )
         .await?;
-        rows.iter()
-            .map(|r| Ok((delivery_from_row(r)?, webhook_from_row(r, "w_")?)))
-            .collect()
+        rows.iter().map(delivery_from_row).collect()
     }
 
     async fn purge_deliveries(&self, before: Timestamp) -> Result<u64> {
@@ -354,5 +238,18 @@ impl WebhookStore for SeaOrmStore {
         )
         .await?;
         rows.iter().map(delivery_from_row).collect()
+    }
+
+    async fn delete_deliveries(&self, webhook_id: Uuid) -> Result<()> {
+        let _w = self.write_guard().await;
+        exec(
+            &self.db,
+            self.stmt(
+                "DELETE FROM webhook_deliveries WHERE webhook_id = $1",
+                vec![webhook_id.to_string().into()],
+            ),
+        )
+        .await?;
+        Ok(())
     }
 }

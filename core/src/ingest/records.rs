@@ -298,7 +298,7 @@ pub async fn touch_batch(
         .cloned()
         .collect();
     let mut applied = store
-        .touch_records(scope, sync_number, &valid)
+        .touch_records(scope, sync_number, SyncEvent::Touched, &valid)
         .await?
         .into_iter();
     let mut out = Vec::with_capacity(items.len());

@@ -1,6 +1,8 @@
 //! The ordered write log that search and the change feed follow (DESIGN 7).
 
 use async_trait::async_trait;
+use std::collections::HashSet;
+
 use uuid::Uuid;
 
 use crate::{Result, WorkspaceId, record::Record, time::Timestamp};
@@ -189,5 +191,37 @@ pub trait WriteLog: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<(WorkspaceId, Record)>> {
         self.scan_records(None, None, after, limit).await
+    }
+    /// Which of `sha256s` a live record of the workspace names as its original
+    /// ([`crate::blob::Sweeper`]), each once, in no set order. The default reads every live
+    /// record of the workspace ([`WriteLog::scan_records`]); a database store answers with
+    /// one query.
+    async fn live_originals(
+        &self,
+        workspace_id: crate::WorkspaceId,
+        sha256s: &[String],
+    ) -> Result<Vec<String>> {
+        const PAGE: usize = 500;
+        let wanted: HashSet<&str> = sha256s.iter().map(String::as_str).collect();
+        let scope = LogScope {
+            workspace_id,
+            source_id: None,
+        };
+        let mut found: HashSet<String> = HashSet::new();
+        let mut after = None;
+        loop {
+            let page = self.scan_records(Some(&scope), None, after, PAGE).await?;
+            for (_, r) in &page {
+                if let Some(sha) = r.original.as_ref().map(|o| o.sha256.as_str())
+                    && wanted.contains(sha)
+                {
+                    found.insert(sha.to_string());
+                }
+            }
+            match page.last() {
+                Some((_, r)) if page.len() == PAGE => after = Some(r.id),
+                _ => return Ok(found.into_iter().collect()),
+            }
+        }
     }
 }

@@ -1,11 +1,14 @@
 //! The storage contract, one small trait per concept; a backend implements each in a module of
-//! its own. [`RecordStore`] (sources, syncs, records, folders, groups, the write log, jobs) and
-//! [`TokenStore`] (accounts, OAuth state, rate limits) name the sets the server holds; every
-//! type implementing the parts implements them. What is the same on every store is built here
-//! on the [`Documents`] primitive ([`Jobs`], [`RateLimits`]): a backend implements
-//! [`Documents`] and gets those.
+//! its own. [`RecordStore`] (sources, syncs, records, folders, groups, the write log, jobs),
+//! [`TokenStore`] (accounts, OAuth state, rate limits) and [`crate::webhook::WebhookStore`] name the
+//! sets the server holds; every type implementing the parts implements them. What is the same
+//! on every store is built here on the [`Documents`] primitive ([`Folders`], [`Groups`],
+//! [`Accounts`], [`OAuthStore`], [`Jobs`], [`RateLimits`], the webhook registrations): a
+//! backend implements [`Documents`], [`Sources`], [`Syncs`], [`Records`], [`WriteLog`] and
+//! [`crate::webhook::Deliveries`] (docs/contributors.md counts the methods) and gets those.
 
 pub mod accounts;
+pub mod deletion;
 pub mod documents;
 pub mod folders;
 pub mod groups;
@@ -16,6 +19,7 @@ pub mod rate_limits;
 pub mod records;
 pub mod sources;
 pub mod syncs;
+pub mod webhooks;
 
 pub use accounts::Accounts;
 pub use documents::Documents;

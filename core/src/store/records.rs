@@ -2,6 +2,10 @@
 
 use async_trait::async_trait;
 
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
 use crate::{
     Error, Result,
     record::{
@@ -16,8 +20,26 @@ pub trait Records: Send + Sync + 'static {
     /// Stores an upload: creates, replaces or revives the record, assigning the next version
     /// atomically. A given `sync_number` must be the open sync ([`Error::Conflict`] otherwise).
     async fn put_record(&self, write: RecordWrite) -> Result<PutOutcome>;
-    /// Marks a live record as part of the sync per [`crate::record::check_touch`]; nothing else changes.
-    async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record>;
+    /// Marks a live record as part of the sync per [`crate::record::check_touch`]; nothing
+    /// else changes. The default touches a batch of one ([`Self::touch_records`]) and reads the
+    /// record.
+    async fn touch_record(&self, key: &RecordKey, touch: Touch) -> Result<Record> {
+        crate::input::check_external_id(&key.external_id)?;
+        let item = TouchItem {
+            external_id: key.external_id.clone(),
+            if_match: touch.if_match.clone(),
+        };
+        let mut results = self
+            .touch_records(
+                key.scope,
+                touch.sync_number,
+                touch.event,
+                std::slice::from_ref(&item),
+            )
+            .await?;
+        results.pop().unwrap_or(Ok(()))?;
+        self.get_record(key).await
+    }
     /// One record, tombstones included.
     async fn get_record(&self, key: &RecordKey) -> Result<Record>;
     /// Makes a live record a tombstone, as a sync removal does.
@@ -43,35 +65,17 @@ pub trait Records: Send + Sync + 'static {
         }
         Ok(found)
     }
-    /// Touches several records of one object type, as [`Self::touch_record`] does each
-    /// (counted as touches): the sync rules apply to the whole batch (an error of the call),
-    /// [`crate::record::check_touch`] to each item (its own result, in the order given). A store applies the
-    /// batch in one transaction; the default touches one by one (not atomic as a whole).
+    /// Touches several records of one object type, each counted in the sync as `event` (a
+    /// touch, or a checksum-equal upload): the sync rules apply to the whole batch (an error of
+    /// the call), [`crate::record::check_touch`] to each item (its own result, in the order
+    /// given). A store applies the batch in one transaction.
     async fn touch_records(
         &self,
         scope: Scope,
         sync_number: Option<i64>,
+        event: SyncEvent,
         items: &[TouchItem],
-    ) -> Result<Vec<Result<()>>> {
-        let mut results = Vec::with_capacity(items.len());
-        for item in items {
-            let key = RecordKey {
-                scope,
-                external_id: item.external_id.clone(),
-            };
-            let touch = Touch {
-                sync_number,
-                if_match: item.if_match.clone(),
-                event: SyncEvent::Touched,
-            };
-            results.push(match self.touch_record(&key, touch).await {
-                Ok(_) => Ok(()),
-                Err(e @ (Error::NotFound(_) | Error::PreconditionFailed(_))) => Err(e),
-                Err(e) => return Err(e),
-            });
-        }
-        Ok(results)
-    }
+    ) -> Result<Vec<Result<()>>>;
     /// Replaces the access lists of live records of one object type, each in the write log
     /// as a change of the record (its version, checksum and sync membership stay); one result
     /// per item in the order given: [`Error::NotFound`] for an externalId without a live
@@ -84,11 +88,7 @@ pub trait Records: Send + Sync + 'static {
     /// change of the record in the write log; `None` (nothing written) when the record is gone,
     /// removed, at another version or names another original.
     async fn store_reread(&self, reread: crate::record::Reread) -> Result<Option<Record>>;
-    /// Which of `sha256s` a live record of the workspace names as its original
-    /// ([`crate::blob::Sweeper`]), each once, in no set order.
-    async fn live_originals(
-        &self,
-        workspace_id: crate::WorkspaceId,
-        sha256s: &[String],
-    ) -> Result<Vec<String>>;
+    /// How many live records of the source carry each value of `tag` (a folder's own count,
+    /// not rolled up: [`super::Folders::list_folders`]).
+    async fn tag_counts(&self, source_id: Uuid, tag: &str) -> Result<HashMap<String, u64>>;
 }

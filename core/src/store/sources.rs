@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use uuid::Uuid;
 
-use crate::{Result, WorkspaceId, record::SourceEdit, source::Source};
+use crate::{Error, Result, WorkspaceId, record::SourceEdit, source::Source};
 
 /// Storage of sources.
 #[async_trait]
@@ -25,11 +25,19 @@ pub trait Sources: Send + Sync + 'static {
         source_id: Uuid,
         edit: SourceEdit,
     ) -> Result<Source>;
-    /// Deletes a source with its object types, records, sync runs and folders.
-    /// [`crate::Error::Conflict`] while a sync of one of its object types is open.
+    /// Deletes a source with its object types, records and sync runs.
+    /// [`crate::Error::Conflict`] while a sync of one of its object types is open. Callers use
+    /// [`super::deletion::delete_source`], which also forgets the source's folders and groups.
     async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()>;
     /// The workspace's sources, oldest first.
     async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>>;
-    /// One source; another workspace's source is [`crate::Error::NotFound`].
-    async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source>;
+    /// One source; another workspace's source is [`crate::Error::NotFound`]. The default
+    /// looks in [`Self::list_sources`]; a database store reads the one row (and may cache it).
+    async fn get_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<Source> {
+        self.list_sources(workspace_id)
+            .await?
+            .into_iter()
+            .find(|s| s.id == source_id)
+            .ok_or_else(|| Error::not_found(format!("source {source_id} not found")))
+    }
 }

@@ -327,7 +327,31 @@ pub async fn groups_mirror_and_expand(store: &dyn RecordStore) {
         "hr is in staff"
     );
     assert!(!terms.contains(&access::group_term(s, "board")), "deleted");
-    store.delete_source(ws, s).await.unwrap();
+    // Ids that share a start, or hold the key separator, are told apart.
+    store
+        .put_group(ws, &g("team/eng", &["user:al@x.test"]))
+        .await
+        .unwrap();
+    store
+        .put_group(ws, &g("team", &["user:al@x.test.org", "group:team/eng/x"]))
+        .await
+        .unwrap();
+    store
+        .put_group(ws, &g("all", &["group:team/eng"]))
+        .await
+        .unwrap();
+    let Viewer::Only(terms) = expand("al@x.test").await else {
+        panic!()
+    };
+    assert!(terms.contains(&access::group_term(s, "team/eng")));
+    assert!(terms.contains(&access::group_term(s, "all")), "nested");
+    assert!(
+        !terms.contains(&access::group_term(s, "team")),
+        "another member"
+    );
+    crate::store::deletion::delete_source(store, ws, s)
+        .await
+        .unwrap();
     assert!(
         store
             .groups_containing(ws, &[access::user_term("ann@x.test")])
@@ -335,5 +359,12 @@ pub async fn groups_mirror_and_expand(store: &dyn RecordStore) {
             .unwrap()
             .is_empty(),
         "a source's groups go with it"
+    );
+    assert!(
+        store
+            .groups_containing(ws, &[access::user_term("al@x.test")])
+            .await
+            .unwrap()
+            .is_empty()
     );
 }

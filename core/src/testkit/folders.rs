@@ -130,4 +130,48 @@ pub async fn folders_tree_and_counts(store: &dyn RecordStore, index: &dyn Search
         searched(store, index, &q).await.facets["folder"],
         vec![("sub".to_string(), 2)]
     );
+
+    // Two moves racing to put each of two folders under the other: one of them loses.
+    for id in ["a", "b"] {
+        store
+            .put_folder(ws, source.id, "folder", &f(id, None))
+            .await
+            .unwrap();
+    }
+    let (a, b) = (f("a", Some("b")), f("b", Some("a")));
+    let (a_under_b, b_under_a) = futures_util::join!(
+        store.put_folder(ws, source.id, "folder", &a),
+        store.put_folder(ws, source.id, "folder", &b),
+    );
+    assert!(
+        a_under_b.is_ok() != b_under_a.is_ok(),
+        "{a_under_b:?} {b_under_a:?}"
+    );
+    // Tags whose ids share a start are trees of their own.
+    store
+        .put_folder(ws, source.id, "folder/x", &f("other", None))
+        .await
+        .unwrap();
+    assert!(
+        !store
+            .folder_exists(source.id, "folder", "other")
+            .await
+            .unwrap()
+    );
+    // Deleting the source forgets its folders.
+    crate::store::deletion::delete_source(store, ws, source.id)
+        .await
+        .unwrap();
+    let prefix = format!("{}/", source.id);
+    let range = crate::store::documents::KeyRange {
+        prefix: &prefix,
+        after: None,
+    };
+    for collection in [
+        crate::store::folders::FOLDERS,
+        crate::store::folders::FOLDER_TREES,
+    ] {
+        let left = store.scan_documents(collection, range, 10).await.unwrap();
+        assert!(left.is_empty(), "{collection}: {left:?}");
+    }
 }

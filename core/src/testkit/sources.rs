@@ -225,7 +225,9 @@ pub async fn sources_are_corrected_and_deleted(store: &dyn RecordStore) {
         "NotFound (another workspace)",
     );
 
-    store.delete_source(ws, source.id).await.unwrap();
+    crate::store::deletion::delete_source(store, ws, source.id)
+        .await
+        .unwrap();
     assert_err(
         store.get_source(ws, source.id).await,
         |e| matches!(e, Error::NotFound(_)),

@@ -208,6 +208,56 @@ where
         |e| matches!(e, Error::Conflict(m) if m.contains("at most")),
         "Conflict at the cap",
     );
+    // Racing registrations cannot pass the cap together.
+    let d = Uuid::new_v4();
+    let racing: Vec<Webhook> = (0..webhook::MAX_WEBHOOKS + 3)
+        .map(|_| hook(d, &[Event::SyncFailed]))
+        .collect();
+    let made = futures_util::future::join_all(racing.iter().map(|h| store.create_webhook(h))).await;
+    assert_eq!(
+        made.iter().filter(|r| r.is_ok()).count(),
+        webhook::MAX_WEBHOOKS
+    );
+    assert_eq!(
+        store.list_webhooks(d).await.unwrap().len(),
+        webhook::MAX_WEBHOOKS
+    );
+    // A delivery queued for a webhook deleted meanwhile is removed by the claim that finds it.
+    let gone = hook(d, &[Event::SyncFailed]);
+    let now = time::now();
+    let orphan =
+        webhook::Delivery::pending(Uuid::new_v4(), &gone, Event::SyncFailed, "{}".into(), now);
+    store
+        .queue_deliveries(std::slice::from_ref(&orphan))
+        .await
+        .unwrap();
+    let claimed = store
+        .claim_deliveries(
+            later(now, 1),
+            later(now, 60),
+            &ClaimRules {
+                skip_workspaces: &[a, b, c],
+                ..ClaimRules::any(100)
+            },
+        )
+        .await
+        .unwrap();
+    assert!(claimed.is_empty(), "{claimed:?}");
+    assert!(
+        store
+            .list_deliveries(d, gone.id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let after_lease = store
+        .claim_due(later(now, 120), later(now, 180), &ClaimRules::any(100))
+        .await
+        .unwrap();
+    assert!(
+        after_lease.iter().all(|x| x.id != orphan.id),
+        "the orphan was removed, not leased"
+    );
 }
 
 /// A delivery of `hook` due `due_ms` after `now`.

@@ -340,10 +340,12 @@ impl SourcesApi {
         #[oai(name = "sourceId")] source_id: Path<Uuid>,
     ) -> Result<Deleted, ApiError> {
         let principal = auth.writer()?;
-        state
-            .records
-            .delete_source(principal.workspace_id, source_id.0)
-            .await?;
+        inlet_core::store::deletion::delete_source(
+            &*state.records,
+            principal.workspace_id,
+            source_id.0,
+        )
+        .await?;
         Ok(Deleted::Deleted)
     }
 }

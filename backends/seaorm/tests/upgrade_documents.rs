@@ -1,0 +1,248 @@
+//! Upgrading across m0023: folder trees, access groups and webhook registrations stored in the
+//! tables of earlier versions are documents after it, on SQLite and PostgreSQL: read back
+//! whole, found the ways they were found (a folder by its tag, a group by a member, a webhook
+//! by its workspace and by a claimed delivery), and kept to the same rules (no cycle, a
+//! webhook's deletion takes its deliveries); the old tables are gone.
+
+use chrono::{DateTime, Utc};
+use inlet_core::{
+    Error,
+    access::{self, Group, Member},
+    folder::Folder,
+    store::prelude::*,
+    webhook::{ClaimRules, Deliveries, Delivery, Event, Webhook, WebhookStore},
+};
+use inlet_store_seaorm::{Migrator, SeaOrmStore};
+use sea_orm::{ConnectionTrait, Database, DbBackend, Statement, Value};
+use sea_orm_migration::MigratorTrait;
+use uuid::Uuid;
+
+mod common;
+
+fn at(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap()
+}
+
+fn folder(id: &str, parent: Option<&str>) -> Folder {
+    Folder {
+        external_id: id.into(),
+        name: id.to_uppercase(),
+        parent_external_id: parent.map(Into::into),
+    }
+}
+
+async fn everything_survives(url: &str) {
+    let ws = Uuid::new_v4();
+    let source = inlet_core::testkit::test_source(ws);
+    let ot = &source.object_types[0];
+    let s = source.id;
+    let team = Group::new(
+        s,
+        "team/eng",
+        vec![
+            Member::parse("user:ann@x.test").unwrap(),
+            Member::parse("group:all").unwrap(),
+        ],
+    )
+    .unwrap();
+    let hook = Webhook {
+        id: Uuid::new_v4(),
+        workspace_id: ws,
+        url: "https://hooks.example.test/old".into(),
+        events: vec![Event::SyncCompleted, Event::SyncFailed],
+        secret: "whsec_old".into(),
+        created_date: at(1_700_000_000_000),
+        owner: Some(Uuid::new_v4()),
+    };
+    let queued = Delivery::pending(
+        Uuid::new_v4(),
+        &hook,
+        Event::SyncFailed,
+        "{}".into(),
+        at(1_700_000_000_500),
+    );
+
+    // The database as m0022 left it.
+    let db = Database::connect(url).await.unwrap();
+    Migrator::up(&db, Some(22)).await.unwrap();
+    let backend = db.get_database_backend();
+    let run = |sql: &str, values: Vec<Value>| {
+        let sql = match backend {
+            DbBackend::Postgres => sql.to_string(),
+            _ => sql.replace('$', "?"),
+        };
+        db.execute_raw(Statement::from_sql_and_values(backend, sql, values))
+    };
+    run(
+        "INSERT INTO sources (id, workspace_id, seq, body, external_id) VALUES ($1, $2, 1, $3, $4)",
+        vec![
+            s.to_string().into(),
+            ws.to_string().into(),
+            serde_json::to_string(&source).unwrap().into(),
+            source.external_id.clone().into(),
+        ],
+    )
+    .await
+    .unwrap();
+    run(
+        "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, $4)",
+        vec![
+            ot.id.to_string().into(),
+            s.to_string().into(),
+            ws.to_string().into(),
+            ot.name.clone().into(),
+        ],
+    )
+    .await
+    .unwrap();
+    for f in [folder("root", None), folder("sub", Some("root"))] {
+        run(
+            "INSERT INTO folders (source_id, tag, external_id, name, parent_external_id) \
+             VALUES ($1, 'folder', $2, $3, $4)",
+            vec![
+                s.to_string().into(),
+                f.external_id.into(),
+                f.name.into(),
+                f.parent_external_id.into(),
+            ],
+        )
+        .await
+        .unwrap();
+    }
+    run(
+        "INSERT INTO access_groups (source_id, external_id, workspace_id, members) \
+         VALUES ($1, $2, $3, $4)",
+        vec![
+            s.to_string().into(),
+            team.external_id.clone().into(),
+            ws.to_string().into(),
+            serde_json::to_string(&team.members).unwrap().into(),
+        ],
+    )
+    .await
+    .unwrap();
+    for member in team.member_terms() {
+        run(
+            "INSERT INTO access_group_members (workspace_id, member, source_id, group_id) \
+             VALUES ($1, $2, $3, $4)",
+            vec![
+                ws.to_string().into(),
+                member.into(),
+                s.to_string().into(),
+                team.external_id.clone().into(),
+            ],
+        )
+        .await
+        .unwrap();
+    }
+    run(
+        "INSERT INTO webhooks (id, workspace_id, url, events, secret, created_ms, owner_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        vec![
+            hook.id.to_string().into(),
+            ws.to_string().into(),
+            hook.url.clone().into(),
+            serde_json::to_string(&hook.events).unwrap().into(),
+            hook.secret.clone().into(),
+            1_700_000_000_000i64.into(),
+            hook.owner.map(|o| o.to_string()).into(),
+        ],
+    )
+    .await
+    .unwrap();
+    db.close().await.unwrap();
+    let store = SeaOrmStore::connect(url).await.unwrap();
+    store
+        .queue_deliveries(std::slice::from_ref(&queued))
+        .await
+        .unwrap();
+
+    // Folders: the tree, its rules, found by its tag.
+    let listed = store.list_folders(ws, s, "folder").await.unwrap();
+    assert_eq!(
+        listed,
+        [(folder("root", None), 0), (folder("sub", Some("root")), 0)]
+    );
+    assert!(store.folder_exists(s, "folder", "sub").await.unwrap());
+    assert!(matches!(
+        store
+            .put_folder(ws, s, "folder", &folder("root", Some("sub")))
+            .await,
+        Err(Error::Invalid(_))
+    ));
+    assert!(
+        store
+            .put_folder(ws, s, "folder", &folder("leaf", Some("sub")))
+            .await
+            .unwrap()
+    );
+
+    // Groups: whole, and found by each member.
+    assert_eq!(
+        store.list_groups(ws, s, None, 10).await.unwrap(),
+        std::slice::from_ref(&team)
+    );
+    for member in team.member_terms() {
+        assert_eq!(
+            store.groups_containing(ws, &[member]).await.unwrap(),
+            [access::group_term(s, "team/eng")]
+        );
+    }
+    assert!(!store.put_group(ws, &team).await.unwrap(), "a replacement");
+
+    // Webhooks: listed, joined to a claimed delivery, deleted with their deliveries.
+    assert_eq!(
+        store.list_webhooks(ws).await.unwrap(),
+        std::slice::from_ref(&hook)
+    );
+    let claimed = store
+        .claim_deliveries(Utc::now(), Utc::now(), &ClaimRules::any(10))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].1, hook);
+    assert!(store.delete_webhook(ws, hook.id).await.unwrap());
+    assert!(
+        store
+            .list_deliveries(ws, hook.id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // The old tables are gone.
+    for table in [
+        "folders",
+        "access_groups",
+        "access_group_members",
+        "webhooks",
+    ] {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        let gone = store
+            .connection()
+            .query_one_raw(Statement::from_string(backend, sql))
+            .await;
+        assert!(gone.is_err(), "{table} is still there");
+    }
+}
+
+#[tokio::test]
+async fn sqlite_folders_groups_and_webhooks_survive_m0023() {
+    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    everything_survives(&format!(
+        "sqlite://{}?mode=rwc",
+        dir.join("old.db").display()
+    ))
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn postgres_folders_groups_and_webhooks_survive_m0023() {
+    let Some(schema) = common::PgSchema::create().await else {
+        return;
+    };
+    everything_survives(&schema.url).await;
+    common::PgSchema::drop_named(&schema.name).await;
+}
