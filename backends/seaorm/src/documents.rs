@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use inlet_core::Result;
 use inlet_core::store::{
     Documents,
-    documents::{DocWrite, Document, Expect, KeyRange, Op, prefix_end},
+    documents::{DocWrite, Document, Expect, KeyRange, Op},
 };
 use sea_orm::{ConnectionTrait, QueryResult, Value};
 
@@ -16,8 +16,6 @@ use crate::{SeaOrmStore, all, db_error, exec, get, one};
 const DELETE_RUN: usize = 500;
 /// Unconditional puts one statement writes at most (3 values each).
 const PUT_RUN: usize = 300;
-/// Prefixes one scan statement reads at most (2 values each).
-const PREFIX_RUN: usize = 200;
 
 fn document(row: &QueryResult) -> Result<Document> {
     Ok(Document {
@@ -160,40 +158,6 @@ impl Documents for SeaOrmStore {
                 break;
             }
             out.push(d);
-        }
-        Ok(out)
-    }
-
-    async fn scan_prefixes(&self, collection: &str, prefixes: &[String]) -> Result<Vec<Document>> {
-        let mut out = Vec::new();
-        // One query per run of prefixes: a key-range scan of the index for each, in the order
-        // given, as the default reads them one by one.
-        for run in prefixes.chunks(PREFIX_RUN) {
-            let mut values: Vec<Value> = vec![collection.into()];
-            let mut parts = Vec::with_capacity(run.len());
-            for (n, prefix) in run.iter().enumerate() {
-                values.push(prefix.clone().into());
-                let from = values.len();
-                let upper = match prefix_end(prefix) {
-                    Some(end) => {
-                        values.push(end.into());
-                        format!(" AND doc_key < ${}", from + 1)
-                    }
-                    None => String::new(),
-                };
-                parts.push(format!(
-                    "SELECT {n} AS n, doc_key, body, revision FROM documents \
-                     WHERE collection = $1 AND doc_key >= ${from}{upper}"
-                ));
-            }
-            let sql = format!(
-                "SELECT doc_key, body, revision FROM ({}) found ORDER BY n, doc_key",
-                parts.join(" UNION ALL ")
-            );
-            let rows = all(&self.db, self.stmt(&sql, values)).await?;
-            for row in &rows {
-                out.push(document(row)?);
-            }
         }
         Ok(out)
     }

@@ -4,6 +4,7 @@ mod batch;
 pub mod copy;
 mod documents;
 mod folders;
+mod groups;
 mod log;
 mod migration;
 mod records;

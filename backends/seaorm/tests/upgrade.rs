@@ -23,20 +23,15 @@ use sea_orm_migration::MigratorTrait;
 
 #[tokio::test]
 async fn sqlite_records_stored_before_the_search_window_are_found_after_the_upgrade() {
-    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.join("old.db").display());
-    upgrade(&url, 3, |_| Box::pin(async {})).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    common::on_sqlite(|url| async move {
+        upgrade(&url, 3, |_| Box::pin(async {})).await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn postgres_records_stored_before_the_search_window_are_found_after_the_upgrade() {
-    let Some(schema) = common::PgSchema::create().await else {
-        return;
-    };
-    upgrade(&schema.url, 3, |_| Box::pin(async {})).await;
-    common::PgSchema::drop_named(&schema.name).await;
+    common::on_postgres(|url| async move { upgrade(&url, 3, |_| Box::pin(async {})).await }).await;
 }
 
 #[tokio::test]
@@ -72,22 +67,21 @@ async fn postgres_index_in_the_m0004_layout_is_found_after_the_upgrade() {
 
 #[tokio::test]
 async fn sqlite_database_of_the_last_sql_search_version_is_searchable_after_the_upgrade() {
-    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.join("old.db").display());
-    // At m0009 the records' text was in FTS5 too (written with each record).
-    upgrade(&url, 9, |db| {
-        Box::pin(async move {
-            db.execute_unprepared(
-                "INSERT INTO records_fts (record_id, body, meta) \
-                 SELECT id, content, '' FROM records WHERE NOT removed",
-            )
-            .await
-            .unwrap();
+    common::on_sqlite(|url| async move {
+        // At m0009 the records' text was in FTS5 too (written with each record).
+        upgrade(&url, 9, |db| {
+            Box::pin(async move {
+                db.execute_unprepared(
+                    "INSERT INTO records_fts (record_id, body, meta) \
+                     SELECT id, content, '' FROM records WHERE NOT removed",
+                )
+                .await
+                .unwrap();
+            })
         })
+        .await;
     })
     .await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -112,20 +106,15 @@ async fn postgres_database_of_the_last_sql_search_version_is_searchable_after_th
 
 #[tokio::test]
 async fn sqlite_duplicate_source_external_ids_survive_the_upgrade() {
-    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.join("old.db").display());
-    duplicate_external_ids(&url).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    common::on_sqlite(|url| async move {
+        duplicate_external_ids(&url).await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn postgres_duplicate_source_external_ids_survive_the_upgrade() {
-    let Some(schema) = common::PgSchema::create().await else {
-        return;
-    };
-    duplicate_external_ids(&schema.url).await;
-    common::PgSchema::drop_named(&schema.name).await;
+    common::on_postgres(|url| async move { duplicate_external_ids(&url).await }).await;
 }
 
 /// Before m0007 a workspace could hold two sources with one externalId. After the upgrade both
@@ -563,21 +552,10 @@ async fn jobs_and_counters_become_documents(url: &str) {
 
 #[tokio::test]
 async fn sqlite_jobs_and_counters_become_documents() {
-    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    jobs_and_counters_become_documents(&format!(
-        "sqlite://{}?mode=rwc",
-        dir.join("old.db").display()
-    ))
-    .await;
-    let _ = std::fs::remove_dir_all(&dir);
+    common::on_sqlite(|url| async move { jobs_and_counters_become_documents(&url).await }).await;
 }
 
 #[tokio::test]
 async fn postgres_jobs_and_counters_become_documents() {
-    let Some(schema) = common::PgSchema::create().await else {
-        return;
-    };
-    jobs_and_counters_become_documents(&schema.url).await;
-    common::PgSchema::drop_named(&schema.name).await;
+    common::on_postgres(|url| async move { jobs_and_counters_become_documents(&url).await }).await;
 }

@@ -348,21 +348,10 @@ async fn everything_survives(url: &str) {
 
 #[tokio::test]
 async fn sqlite_accounts_and_oauth_state_survive_m0022() {
-    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    everything_survives(&format!(
-        "sqlite://{}?mode=rwc",
-        dir.join("old.db").display()
-    ))
-    .await;
-    let _ = std::fs::remove_dir_all(&dir);
+    common::on_sqlite(|url| async move { everything_survives(&url).await }).await;
 }
 
 #[tokio::test]
 async fn postgres_accounts_and_oauth_state_survive_m0022() {
-    let Some(schema) = common::PgSchema::create().await else {
-        return;
-    };
-    everything_survives(&schema.url).await;
-    common::PgSchema::drop_named(&schema.name).await;
+    common::on_postgres(|url| async move { everything_survives(&url).await }).await;
 }

@@ -1,13 +1,12 @@
-//! Upgrading across m0023: folder trees, access groups and webhook registrations stored in the
-//! tables of earlier versions are documents after it, on SQLite and PostgreSQL: read back
-//! whole, found the ways they were found (a folder by its tag, a group by a member, a webhook
-//! by its workspace and by a claimed delivery), and kept to the same rules (no cycle, a
-//! webhook's deletion takes its deliveries); the old tables are gone.
+//! Upgrading across m0023: folder trees and webhook registrations stored in the tables of
+//! earlier versions are documents after it, on SQLite and PostgreSQL: read back whole, found
+//! the ways they were found (a folder by its tag, a webhook by its workspace and by a claimed
+//! delivery), and kept to the same rules (no cycle, a webhook's deletion takes its
+//! deliveries); the old tables are gone.
 
 use chrono::{DateTime, Utc};
 use inlet_core::{
     Error,
-    access::{self, Group, Member},
     folder::Folder,
     store::prelude::*,
     webhook::{ClaimRules, Deliveries, Delivery, Event, Webhook, WebhookStore},
@@ -36,15 +35,6 @@ async fn everything_survives(url: &str) {
     let source = inlet_core::testkit::test_source(ws);
     let ot = &source.object_types[0];
     let s = source.id;
-    let team = Group::new(
-        s,
-        "team/eng",
-        vec![
-            Member::parse("user:ann@x.test").unwrap(),
-            Member::parse("group:all").unwrap(),
-        ],
-    )
-    .unwrap();
     let hook = Webhook {
         id: Uuid::new_v4(),
         workspace_id: ws,
@@ -110,32 +100,6 @@ async fn everything_survives(url: &str) {
         .unwrap();
     }
     run(
-        "INSERT INTO access_groups (source_id, external_id, workspace_id, members) \
-         VALUES ($1, $2, $3, $4)",
-        vec![
-            s.to_string().into(),
-            team.external_id.clone().into(),
-            ws.to_string().into(),
-            serde_json::to_string(&team.members).unwrap().into(),
-        ],
-    )
-    .await
-    .unwrap();
-    for member in team.member_terms() {
-        run(
-            "INSERT INTO access_group_members (workspace_id, member, source_id, group_id) \
-             VALUES ($1, $2, $3, $4)",
-            vec![
-                ws.to_string().into(),
-                member.into(),
-                s.to_string().into(),
-                team.external_id.clone().into(),
-            ],
-        )
-        .await
-        .unwrap();
-    }
-    run(
         "INSERT INTO webhooks (id, workspace_id, url, events, secret, created_ms, owner_id) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
         vec![
@@ -177,19 +141,6 @@ async fn everything_survives(url: &str) {
             .unwrap()
     );
 
-    // Groups: whole, and found by each member.
-    assert_eq!(
-        store.list_groups(ws, s, None, 10).await.unwrap(),
-        std::slice::from_ref(&team)
-    );
-    for member in team.member_terms() {
-        assert_eq!(
-            store.groups_containing(ws, &[member]).await.unwrap(),
-            [access::group_term(s, "team/eng")]
-        );
-    }
-    assert!(!store.put_group(ws, &team).await.unwrap(), "a replacement");
-
     // Webhooks: listed, joined to a claimed delivery, deleted with their deliveries.
     assert_eq!(
         store.list_webhooks(ws).await.unwrap(),
@@ -211,12 +162,7 @@ async fn everything_survives(url: &str) {
     );
 
     // The old tables are gone.
-    for table in [
-        "folders",
-        "access_groups",
-        "access_group_members",
-        "webhooks",
-    ] {
+    for table in ["folders", "webhooks"] {
         let sql = format!("SELECT COUNT(*) FROM {table}");
         let gone = store
             .connection()
@@ -227,22 +173,11 @@ async fn everything_survives(url: &str) {
 }
 
 #[tokio::test]
-async fn sqlite_folders_groups_and_webhooks_survive_m0023() {
-    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    everything_survives(&format!(
-        "sqlite://{}?mode=rwc",
-        dir.join("old.db").display()
-    ))
-    .await;
-    let _ = std::fs::remove_dir_all(&dir);
+async fn sqlite_folders_and_webhooks_survive_m0023() {
+    common::on_sqlite(|url| async move { everything_survives(&url).await }).await;
 }
 
 #[tokio::test]
-async fn postgres_folders_groups_and_webhooks_survive_m0023() {
-    let Some(schema) = common::PgSchema::create().await else {
-        return;
-    };
-    everything_survives(&schema.url).await;
-    common::PgSchema::drop_named(&schema.name).await;
+async fn postgres_folders_and_webhooks_survive_m0023() {
+    common::on_postgres(|url| async move { everything_survives(&url).await }).await;
 }

@@ -1,13 +1,11 @@
-//! m0023: folders (m0003), access groups (m0016) and webhook registrations (m0013, m0017)
-//! move into `documents` as core keeps them ([`inlet_core::store::Folders`],
-//! [`inlet_core::store::Groups`], [`inlet_core::webhook::WebhookStore`]): each row is read as
-//! the type it stored, core's own functions say which documents hold it, and the tables are
-//! dropped. (The delivery queue stays a table.)
+//! m0023: folders (m0003) and webhook registrations (m0013, m0017) move into `documents` as
+//! core keeps them ([`inlet_core::store::Folders`], [`inlet_core::webhook::WebhookStore`]):
+//! each row is read as the type it stored, core's own functions say which documents hold it,
+//! and the tables are dropped. (The delivery queue stays a table.)
 
 use inlet_core::{
-    access::{Group, Member},
     folder::Folder,
-    store::{folders, groups, webhooks},
+    store::{folders, webhooks},
     webhook::{Event, Webhook},
 };
 use sea_orm_migration::{
@@ -23,7 +21,7 @@ pub struct M0023MoreDocuments;
 
 impl sea_orm_migration::MigrationName for M0023MoreDocuments {
     fn name(&self) -> &str {
-        "m0023_folders_groups_webhooks_as_documents"
+        "m0023_folders_webhooks_as_documents"
     }
 }
 
@@ -83,43 +81,6 @@ async fn move_folders(db: &impl ConnectionTrait) -> Result<(), DbErr> {
     }
 }
 
-async fn move_groups(db: &impl ConnectionTrait) -> Result<(), DbErr> {
-    let mut after: Option<(String, String)> = None;
-    loop {
-        let (sql, values) = match &after {
-            None => (
-                "SELECT source_id, external_id, workspace_id, members FROM access_groups \
-                 ORDER BY source_id, external_id LIMIT $1",
-                vec![],
-            ),
-            Some((s, e)) => (
-                "SELECT source_id, external_id, workspace_id, members FROM access_groups \
-                 WHERE (source_id > $2) OR (source_id = $2 AND external_id > $3) \
-                 ORDER BY source_id, external_id LIMIT $1",
-                vec![s.clone().into(), e.clone().into()],
-            ),
-        };
-        let rows = page(db, sql, values).await?;
-        for r in &rows {
-            let members: Vec<Member> =
-                serde_json::from_str(&col::<String>(r, "members")?).map_err(bad)?;
-            let group = Group {
-                source_id: id(r, "source_id")?,
-                external_id: col(r, "external_id")?,
-                members,
-            };
-            let writes = groups::group_writes(id(r, "workspace_id")?, &group, None, 0);
-            insert_puts(db, writes.map_err(bad)?).await?;
-        }
-        match rows.last() {
-            Some(r) if rows.len() as i64 == PAGE => {
-                after = Some((col(r, "source_id")?, col(r, "external_id")?));
-            }
-            _ => return Ok(()),
-        }
-    }
-}
-
 async fn move_webhooks(db: &impl ConnectionTrait) -> Result<(), DbErr> {
     let sql = "SELECT id, workspace_id, url, events, secret, created_ms, owner_id FROM webhooks";
     let rows = db
@@ -151,14 +112,8 @@ impl MigrationTrait for M0023MoreDocuments {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let db = manager.get_connection();
         move_folders(db).await?;
-        move_groups(db).await?;
         move_webhooks(db).await?;
-        for table in [
-            "folders",
-            "access_group_members",
-            "access_groups",
-            "webhooks",
-        ] {
+        for table in ["folders", "webhooks"] {
             db.execute_unprepared(&format!("DROP TABLE {table}"))
                 .await?;
         }

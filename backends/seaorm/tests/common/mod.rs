@@ -3,6 +3,8 @@
 //! variable a case is skipped, unless `INLET_REQUIRE_POSTGRES=1`, which makes the missing
 //! database a failure (CI sets it so no suite can silently not run).
 
+use std::future::Future;
+
 use sea_orm::{ConnectionTrait, Database};
 
 /// The server's URL, or `None` (after printing why) when the suite is to be skipped.
@@ -59,4 +61,36 @@ impl PgSchema {
             admin.close().await.ok();
         }
     }
+}
+
+/// Runs `case` over a fresh SQLite file in a folder of its own, removed afterwards.
+#[allow(dead_code)] // not every suite runs on SQLite files
+pub async fn on_sqlite<F, Fut>(case: F)
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let dir = std::env::temp_dir().join(format!("inlet-upgrade-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    case(format!(
+        "sqlite://{}?mode=rwc",
+        dir.join("old.db").display()
+    ))
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `case` over a fresh PostgreSQL schema (skipped as [`base_url`] says), dropped
+/// afterwards.
+#[allow(dead_code)] // not every suite runs cases this way
+pub async fn on_postgres<F, Fut>(case: F)
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let Some(schema) = PgSchema::create().await else {
+        return;
+    };
+    case(schema.url.clone()).await;
+    PgSchema::drop_named(&schema.name).await;
 }
