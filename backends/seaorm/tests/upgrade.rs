@@ -489,13 +489,7 @@ async fn jobs_and_counters_become_documents(url: &str) {
     let db = Database::connect(url).await.unwrap();
     let backend = db.get_database_backend();
     Migrator::up(&db, Some(20)).await.unwrap();
-    let sql = |sql: &str, values: Vec<Value>| {
-        let sql = match backend {
-            DbBackend::Postgres => sql.to_string(),
-            _ => sql.replace('$', "?"),
-        };
-        Statement::from_sql_and_values(backend, sql, values)
-    };
+    let sql = |sql: &str, values: Vec<Value>| common::statement(backend, sql, values);
     let (id, ws) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
     db.execute_raw(sql(
         "INSERT INTO jobs (id, kind, workspace_id, created_ms, finished, body, revision) \

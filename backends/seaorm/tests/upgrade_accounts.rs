@@ -11,7 +11,7 @@ use inlet_core::{
     token::{ApiToken, Role, User, Workspace},
 };
 use inlet_store_seaorm::{Migrator, SeaOrmStore};
-use sea_orm::{ConnectionTrait, Database, DbBackend, Statement, Value};
+use sea_orm::{ConnectionTrait, Database, Value};
 use sea_orm_migration::MigratorTrait;
 use uuid::Uuid;
 
@@ -121,13 +121,8 @@ async fn write_old(url: &str, o: &Old) {
     let db = Database::connect(url).await.unwrap();
     Migrator::up(&db, Some(21)).await.unwrap();
     let backend = db.get_database_backend();
-    let run = |sql: &str, values: Vec<Value>| {
-        let sql = match backend {
-            DbBackend::Postgres => sql.to_string(),
-            _ => sql.replace('$', "?"),
-        };
-        db.execute_raw(Statement::from_sql_and_values(backend, sql, values))
-    };
+    let run =
+        |sql: &str, values: Vec<Value>| db.execute_raw(common::statement(backend, sql, values));
     let ms = |t: &DateTime<Utc>| t.timestamp_millis();
     run(
         "INSERT INTO workspaces (id, name, oauth_enabled, created_date) VALUES ($1, $2, $3, $4)",

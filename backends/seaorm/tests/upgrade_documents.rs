@@ -12,7 +12,7 @@ use inlet_core::{
     webhook::{ClaimRules, Deliveries, Delivery, Event, Webhook, WebhookStore},
 };
 use inlet_store_seaorm::{Migrator, SeaOrmStore};
-use sea_orm::{ConnectionTrait, Database, DbBackend, Statement, Value};
+use sea_orm::{ConnectionTrait, Database, Statement, Value};
 use sea_orm_migration::MigratorTrait;
 use uuid::Uuid;
 
@@ -56,13 +56,8 @@ async fn everything_survives(url: &str) {
     let db = Database::connect(url).await.unwrap();
     Migrator::up(&db, Some(22)).await.unwrap();
     let backend = db.get_database_backend();
-    let run = |sql: &str, values: Vec<Value>| {
-        let sql = match backend {
-            DbBackend::Postgres => sql.to_string(),
-            _ => sql.replace('$', "?"),
-        };
-        db.execute_raw(Statement::from_sql_and_values(backend, sql, values))
-    };
+    let run =
+        |sql: &str, values: Vec<Value>| db.execute_raw(common::statement(backend, sql, values));
     run(
         "INSERT INTO sources (id, workspace_id, seq, body, external_id) VALUES ($1, $2, 1, $3, $4)",
         vec![

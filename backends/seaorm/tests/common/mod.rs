@@ -5,7 +5,7 @@
 
 use std::future::Future;
 
-use sea_orm::{ConnectionTrait, Database};
+use sea_orm::{ConnectionTrait, Database, DbBackend, Statement, Value};
 
 /// The server's URL, or `None` (after printing why) when the suite is to be skipped.
 pub fn base_url() -> Option<String> {
@@ -93,4 +93,15 @@ where
     };
     case(schema.url.clone()).await;
     PgSchema::drop_named(&schema.name).await;
+}
+
+/// A statement from SQL written with `$1`-style placeholders (SQLite gets `?`), for writing
+/// the rows of an earlier version's tables.
+#[allow(dead_code)] // only the upgrade suites write old rows
+pub fn statement(backend: DbBackend, sql: &str, values: Vec<Value>) -> Statement {
+    let sql = match backend {
+        DbBackend::Postgres => sql.to_string(),
+        _ => sql.replace('$', "?"),
+    };
+    Statement::from_sql_and_values(backend, sql, values)
 }
