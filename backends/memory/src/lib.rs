@@ -1,7 +1,6 @@
 #![doc = include_str!("../README.md")]
 
 mod documents;
-mod groups;
 mod log;
 mod records;
 pub mod register;
@@ -45,8 +44,6 @@ struct State {
     syncs: HashMap<Uuid, Vec<SyncRun>>,
     /// Records per object type, by externalId.
     records: HashMap<Uuid, HashMap<String, Record>>,
-    /// Groups by (source, externalId), in externalId order per source.
-    groups: BTreeMap<(Uuid, String), inlet_core::access::Group>,
     /// The write log ([`inlet_core::index`]).
     log: Log,
     /// Their delivery queue, in the order queued.

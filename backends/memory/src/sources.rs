@@ -61,7 +61,6 @@ impl Sources for MemoryStore {
                 }
             }
         }
-        st.groups.retain(|(s, _), _| *s != source_id);
         st.log
             .source_deleted(workspace_id, source_id, gone.into_iter());
         st.sources.retain(|s| s.id != source_id);

@@ -49,11 +49,6 @@ pub const TABLES: &[Table] = &[
         key: &["record_id"],
         grouped: true,
     },
-    table("access_groups", &["source_id", "external_id"]),
-    table(
-        "access_group_members",
-        &["workspace_id", "member", "source_id", "group_id"],
-    ),
     table("change_head", &["id"]),
     table("change_log", &["pos"]),
     table("webhook_deliveries", &["id"]),

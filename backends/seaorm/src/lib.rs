@@ -4,7 +4,6 @@ mod batch;
 pub mod copy;
 mod documents;
 mod folders;
-mod groups;
 mod log;
 mod migration;
 mod records;
@@ -24,7 +23,6 @@ use sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, QueryResult,
     RuntimeErr, SqlErr, Statement, Value,
 };
-use sea_orm_migration::MigratorTrait;
 use uuid::Uuid;
 
 /// Default connections in the pool.
@@ -98,7 +96,7 @@ impl SeaOrmStore {
         if db.get_database_backend() == DbBackend::Postgres {
             migrate_postgres(url).await?;
         } else {
-            migration::Migrator::up(&db, None).await.map_err(db_error)?;
+            migration::up(&db).await.map_err(db_error)?;
         }
         let write_lock = (db.get_database_backend() == DbBackend::Sqlite)
             .then(|| std::sync::Arc::new(tokio::sync::Mutex::new(())));
@@ -179,7 +177,7 @@ async fn migrate_postgres(url: &str) -> Result<(), Error> {
     conn.execute_unprepared(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
         .await
         .map_err(db_error)?;
-    let result = migration::Migrator::up(&conn, None).await.map_err(db_error);
+    let result = migration::up(&conn).await.map_err(db_error);
     let _ = conn
         .execute_unprepared(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))
         .await;

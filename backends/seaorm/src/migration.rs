@@ -7,7 +7,7 @@ mod more_documents;
 
 use accounts::M0022Accounts;
 use documents::M0021Documents;
-use more_documents::M0023MoreDocuments;
+use more_documents::{M0023MoreDocuments, M0024GroupsAsDocuments};
 use sea_orm_migration::{
     MigrationTrait, MigratorTrait, SchemaManager, async_trait,
     prelude::{ConnectionTrait, DbErr},
@@ -43,8 +43,33 @@ impl MigratorTrait for Migrator {
             Box::new(M0021Documents),
             Box::new(M0022Accounts),
             Box::new(M0023MoreDocuments),
+            Box::new(M0024GroupsAsDocuments),
         ]
     }
+}
+
+/// Versions an earlier commit of main recorded under another name, with the name the same
+/// change has now: the first m0023 also moved the access groups, which m0024 does today (it
+/// finds their tables gone and does nothing).
+const RENAMED: &[(&str, &str)] = &[(
+    "m0023_folders_groups_webhooks_as_documents",
+    "m0023_folders_webhooks_as_documents",
+)];
+
+/// Brings the schema up to date: renames the versions in [`RENAMED`], then applies every
+/// migration not yet applied.
+pub async fn up(db: &sea_orm::DatabaseConnection) -> Result<(), DbErr> {
+    if SchemaManager::new(db).has_table("seaql_migrations").await? {
+        for (old, new) in RENAMED {
+            db.execute_raw(crate::stmt(
+                db.get_database_backend(),
+                "UPDATE seaql_migrations SET version = $1 WHERE version = $2",
+                vec![(*new).into(), (*old).into()],
+            ))
+            .await?;
+        }
+    }
+    Migrator::up(db, None).await
 }
 
 /// PostgreSQL: the first character of the scope tokens m0005 and m0006 wrote beside the words

@@ -154,8 +154,6 @@ impl Sources for SeaOrmStore {
             "DELETE FROM records WHERE source_id = $1".to_string(),
             format!("DELETE FROM sync_counters WHERE object_type_id IN {of_types}"),
             format!("DELETE FROM sync_runs WHERE object_type_id IN {of_types}"),
-            "DELETE FROM access_group_members WHERE source_id = $1".to_string(),
-            "DELETE FROM access_groups WHERE source_id = $1".to_string(),
             "DELETE FROM object_types WHERE source_id = $1".to_string(),
             "DELETE FROM sources WHERE id = $1".to_string(),
         ] {

@@ -33,7 +33,6 @@ fn folder(id: &str, parent: Option<&str>) -> Folder {
 async fn everything_survives(url: &str) {
     let ws = Uuid::new_v4();
     let source = inlet_core::testkit::test_source(ws);
-    let ot = &source.object_types[0];
     let s = source.id;
     let hook = Webhook {
         id: Uuid::new_v4(),
@@ -58,28 +57,7 @@ async fn everything_survives(url: &str) {
     let backend = db.get_database_backend();
     let run =
         |sql: &str, values: Vec<Value>| db.execute_raw(common::statement(backend, sql, values));
-    run(
-        "INSERT INTO sources (id, workspace_id, seq, body, external_id) VALUES ($1, $2, 1, $3, $4)",
-        vec![
-            s.to_string().into(),
-            ws.to_string().into(),
-            serde_json::to_string(&source).unwrap().into(),
-            source.external_id.clone().into(),
-        ],
-    )
-    .await
-    .unwrap();
-    run(
-        "INSERT INTO object_types (id, source_id, workspace_id, name) VALUES ($1, $2, $3, $4)",
-        vec![
-            ot.id.to_string().into(),
-            s.to_string().into(),
-            ws.to_string().into(),
-            ot.name.clone().into(),
-        ],
-    )
-    .await
-    .unwrap();
+    common::old_source(&db, &source).await;
     for f in [folder("root", None), folder("sub", Some("root"))] {
         run(
             "INSERT INTO folders (source_id, tag, external_id, name, parent_external_id) \

@@ -155,12 +155,40 @@ pub trait Documents: Send + Sync + 'static {
     /// `true`); otherwise writes nothing and answers `false`. A key written twice in one batch
     /// sees the batch's earlier write.
     async fn write_documents(&self, writes: &[DocWrite]) -> Result<bool>;
+    /// The documents of `collection` under each of `prefixes`: each prefix's in byte order of
+    /// their keys, the prefixes in the order given (a document under two prefixes appears
+    /// twice). The default scans each prefix in turn; a database store answers with one query.
+    async fn scan_prefixes(&self, collection: &str, prefixes: &[String]) -> Result<Vec<Document>> {
+        let mut out = Vec::new();
+        for prefix in prefixes {
+            let range = KeyRange {
+                prefix,
+                after: None,
+            };
+            out.extend(scan_all(self, collection, range).await?);
+        }
+        Ok(out)
+    }
 }
 
 /// `part` made safe as one `/`-separated part of a key: `%` and `/` percent-encoded, so a
 /// prefix ending in `/` after it cannot match a longer part.
 pub fn key_part(part: &str) -> String {
     part.replace('%', "%25").replace('/', "%2F")
+}
+
+/// The first string after every string starting with `prefix` (byte order), for a range
+/// scan's upper bound; `None` when no string sorts after them all.
+pub fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (last as u32 + 1..=char::MAX as u32).find_map(char::from_u32);
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
 }
 
 /// Compare-and-set attempts before a write gives up as contended.
@@ -247,5 +275,19 @@ mod tests {
     fn key_parts_cannot_run_into_the_next_part() {
         assert_eq!(key_part("a/b%2F"), "a%2Fb%252F");
         assert!(!format!("{}/", key_part("a/b")).starts_with(&format!("{}/", key_part("a"))));
+    }
+
+    #[test]
+    fn a_prefix_ends_before_the_first_key_without_it() {
+        assert_eq!(prefix_end("ab/").as_deref(), Some("ab0"));
+        let top = format!("a{}", char::MAX);
+        assert_eq!(prefix_end(&top).as_deref(), Some("b"));
+        // After U+D7FF comes U+E000 (no surrogates in strings).
+        assert_eq!(prefix_end("\u{D7FF}").as_deref(), Some("\u{E000}"));
+        assert_eq!(prefix_end(&char::MAX.to_string()), None);
+        assert_eq!(prefix_end(""), None);
+        for key in ["ab/", "ab/x", "ab/\u{10FFFF}\u{10FFFF}"] {
+            assert!(key < "ab0", "{key}");
+        }
     }
 }

@@ -2,9 +2,9 @@
 //! its own. [`RecordStore`] (sources, syncs, records, folders, groups, the write log, jobs),
 //! [`TokenStore`] (accounts, OAuth state, rate limits) and [`crate::webhook::WebhookStore`] name the
 //! sets the server holds; every type implementing the parts implements them. What is the same
-//! on every store is built here on the [`Documents`] primitive ([`Folders`], [`Accounts`],
-//! [`OAuthStore`], [`Jobs`], [`RateLimits`], the webhook registrations): a backend
-//! implements [`Documents`], [`Sources`], [`Syncs`], [`Records`], [`Groups`], [`WriteLog`] and
+//! on every store is built here on the [`Documents`] primitive ([`Folders`], [`Groups`],
+//! [`Accounts`], [`OAuthStore`], [`Jobs`], [`RateLimits`], the webhook registrations): a
+//! backend implements [`Documents`], [`Sources`], [`Syncs`], [`Records`], [`WriteLog`] and
 //! [`crate::webhook::Deliveries`] (docs/contributors.md counts the methods) and gets those.
 
 pub mod accounts;

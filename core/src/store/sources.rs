@@ -27,7 +27,7 @@ pub trait Sources: Send + Sync + 'static {
     ) -> Result<Source>;
     /// Deletes a source with its object types, records and sync runs.
     /// [`crate::Error::Conflict`] while a sync of one of its object types is open. Callers use
-    /// [`super::deletion::delete_source`], which also forgets the source's folders.
+    /// [`super::deletion::delete_source`], which also forgets the source's folders and groups.
     async fn delete_source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<()>;
     /// The workspace's sources, oldest first.
     async fn list_sources(&self, workspace_id: WorkspaceId) -> Result<Vec<Source>>;

@@ -147,4 +147,43 @@ pub async fn documents_are_written_all_or_nothing(store: &dyn RecordStore) {
     );
     assert_eq!(keys(&scan("", Some("x/é"), 1).await), ["xa"]);
     assert_eq!(keys(&scan("z", None, 100).await), Vec::<&str>::new());
+
+    // Several prefixes at once: each prefix's keys in byte order, a prefix with no keys
+    // adding nothing, one ending in the last character still bounded.
+    let last = format!("x/{}", char::MAX);
+    assert!(
+        w(vec![
+            put(&last, 0, Expect::Absent),
+            put(&format!("{last}z"), 0, Expect::Absent)
+        ])
+        .await
+    );
+    let prefixes = ["x/a".to_string(), "none/".into(), "y".into(), last.clone()];
+    let found = store.scan_prefixes(C, &prefixes).await.unwrap();
+    let lastz = format!("{last}z");
+    assert_eq!(
+        keys(&found),
+        ["x/a", "x/ab", "y", last.as_str(), lastz.as_str()]
+    );
+    // Prefixes in the order given; a document under two of them twice.
+    let found = store
+        .scan_prefixes(C, &["x/b".to_string(), "x/a".into(), "x/".into()])
+        .await
+        .unwrap();
+    assert_eq!(
+        keys(&found),
+        [
+            "x/b",
+            "x/a",
+            "x/ab",
+            "x/Z",
+            "x/a",
+            "x/ab",
+            "x/b",
+            "x/é",
+            last.as_str(),
+            lastz.as_str()
+        ]
+    );
+    assert!(store.scan_prefixes(C, &[]).await.unwrap().is_empty());
 }

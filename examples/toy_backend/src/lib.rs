@@ -6,9 +6,9 @@
 //! backend"):
 //! - **registration**: linking this crate into a binary makes the server accept `toy:` URLs,
 //!   with no edit to core, the server or another backend;
-//! - **the contract**: [`ToyStore`] writes exactly the 35 methods no trait provides, and gets
-//!   everything else from core: folders, webhook registrations, accounts, OAuth, jobs and
-//!   rate limits (all kept as documents), and the default of every provided method. A
+//! - **the contract**: [`ToyStore`] writes exactly the 31 methods no trait provides, and gets
+//!   everything else from core: folders, groups, webhook registrations, accounts, OAuth, jobs
+//!   and rate limits (all kept as documents), and the default of every provided method. A
 //!   real backend stores in each method; this one forwards each to the in-memory store, so
 //!   the list below is the whole work. Its conformance run (`tests/toy_conformance.rs`) checks
 //!   the defaults a new backend starts with.
@@ -18,14 +18,13 @@ use std::{collections::HashMap, sync::Arc};
 use async_trait::async_trait;
 use inlet_core::{
     Error, Result, WorkspaceId,
-    access::Group,
     backend::{BackendInfo, OpenFuture, Opened, Stores},
     index::{LogPage, LogScope, Position, Removed},
     record::{AccessItem, ListQuery, PutOutcome, Record, RecordKey, RecordWrite, Reread},
     record::{Scope, SourceEdit, TouchItem},
     source::Source,
     store::documents::{DocWrite, Document, Documents, KeyRange},
-    store::{Groups, Records, Sources, Syncs, WriteLog},
+    store::{Records, Sources, Syncs, WriteLog},
     sync::{CloseOperation, OpenOperation, SyncEvent, SyncRun},
     time::Timestamp,
     webhook::{Attempt, ClaimRules, Deliveries, Delivery},
@@ -166,29 +165,6 @@ impl Records for ToyStore {
     }
     async fn tag_counts(&self, source_id: Uuid, tag: &str) -> Result<HashMap<String, u64>> {
         self.0.tag_counts(source_id, tag).await
-    }
-}
-
-/// 4: groups mirrored from source systems (expanded for every search by a member).
-#[async_trait]
-impl Groups for ToyStore {
-    async fn put_group(&self, ws: WorkspaceId, group: &Group) -> Result<bool> {
-        self.0.put_group(ws, group).await
-    }
-    async fn delete_group(&self, ws: WorkspaceId, source: Uuid, id: &str) -> Result<bool> {
-        self.0.delete_group(ws, source, id).await
-    }
-    async fn list_groups(
-        &self,
-        ws: WorkspaceId,
-        source: Uuid,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<Group>> {
-        self.0.list_groups(ws, source, after, limit).await
-    }
-    async fn groups_containing(&self, ws: WorkspaceId, terms: &[String]) -> Result<Vec<String>> {
-        self.0.groups_containing(ws, terms).await
     }
 }
 

@@ -1,11 +1,13 @@
 //! m0023: folders (m0003) and webhook registrations (m0013, m0017) move into `documents` as
 //! core keeps them ([`inlet_core::store::Folders`], [`inlet_core::webhook::WebhookStore`]):
 //! each row is read as the type it stored, core's own functions say which documents hold it,
-//! and the tables are dropped. (The delivery queue stays a table.)
+//! and the tables are dropped. (The delivery queue stays a table.) m0024 moves the access
+//! groups (m0016) the same way ([`inlet_core::store::Groups`]).
 
 use inlet_core::{
+    access::{Group, Member},
     folder::Folder,
-    store::{folders, webhooks},
+    store::{folders, groups, webhooks},
     webhook::{Event, Webhook},
 };
 use sea_orm_migration::{
@@ -114,6 +116,70 @@ impl MigrationTrait for M0023MoreDocuments {
         move_folders(db).await?;
         move_webhooks(db).await?;
         for table in ["folders", "webhooks"] {
+            db.execute_unprepared(&format!("DROP TABLE {table}"))
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// m0024: access groups (m0016) move into `documents`, each group with its member index
+/// ([`groups::group_writes`]), and their tables are dropped. A database that has no
+/// `access_groups` table already keeps its groups as documents (an earlier m0023 moved them).
+pub struct M0024GroupsAsDocuments;
+
+impl sea_orm_migration::MigrationName for M0024GroupsAsDocuments {
+    fn name(&self) -> &str {
+        "m0024_groups_as_documents"
+    }
+}
+
+async fn move_groups(db: &impl ConnectionTrait) -> Result<(), DbErr> {
+    let mut after: Option<(String, String)> = None;
+    loop {
+        let (sql, values) = match &after {
+            None => (
+                "SELECT source_id, external_id, workspace_id, members FROM access_groups \
+                 ORDER BY source_id, external_id LIMIT $1",
+                vec![],
+            ),
+            Some((s, e)) => (
+                "SELECT source_id, external_id, workspace_id, members FROM access_groups \
+                 WHERE (source_id > $2) OR (source_id = $2 AND external_id > $3) \
+                 ORDER BY source_id, external_id LIMIT $1",
+                vec![s.clone().into(), e.clone().into()],
+            ),
+        };
+        let rows = page(db, sql, values).await?;
+        for r in &rows {
+            let members: Vec<Member> =
+                serde_json::from_str(&col::<String>(r, "members")?).map_err(bad)?;
+            let group = Group {
+                source_id: id(r, "source_id")?,
+                external_id: col(r, "external_id")?,
+                members,
+            };
+            let writes = groups::group_writes(id(r, "workspace_id")?, &group, None, 0);
+            insert_puts(db, writes.map_err(bad)?).await?;
+        }
+        match rows.last() {
+            Some(r) if rows.len() as i64 == PAGE => {
+                after = Some((col(r, "source_id")?, col(r, "external_id")?));
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for M0024GroupsAsDocuments {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        if !manager.has_table("access_groups").await? {
+            return Ok(());
+        }
+        let db = manager.get_connection();
+        move_groups(db).await?;
+        for table in ["access_group_members", "access_groups"] {
             db.execute_unprepared(&format!("DROP TABLE {table}"))
                 .await?;
         }

@@ -5,7 +5,7 @@
 
 use std::future::Future;
 
-use sea_orm::{ConnectionTrait, Database, DbBackend, Statement, Value};
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend, Statement, Value};
 
 /// The server's URL, or `None` (after printing why) when the suite is to be skipped.
 pub fn base_url() -> Option<String> {
@@ -104,4 +104,38 @@ pub fn statement(backend: DbBackend, sql: &str, values: Vec<Value>) -> Statement
         _ => sql.replace('$', "?"),
     };
     Statement::from_sql_and_values(backend, sql, values)
+}
+
+/// Writes `source` and its first object type as the tables of m0007 to m0023 keep them.
+#[allow(dead_code)] // only the upgrade suites write old rows
+pub async fn old_source(db: &DatabaseConnection, source: &inlet_core::source::Source) {
+    let backend = db.get_database_backend();
+    let ot = &source.object_types[0];
+    let rows: [(&str, Vec<Value>); 2] = [
+        (
+            "INSERT INTO sources (id, workspace_id, seq, body, external_id) \
+             VALUES ($1, $2, 1, $3, $4)",
+            vec![
+                source.id.to_string().into(),
+                source.workspace_id.to_string().into(),
+                serde_json::to_string(source).unwrap().into(),
+                source.external_id.clone().into(),
+            ],
+        ),
+        (
+            "INSERT INTO object_types (id, source_id, workspace_id, name) \
+             VALUES ($1, $2, $3, $4)",
+            vec![
+                ot.id.to_string().into(),
+                source.id.to_string().into(),
+                source.workspace_id.to_string().into(),
+                ot.name.clone().into(),
+            ],
+        ),
+    ];
+    for (sql, values) in rows {
+        db.execute_raw(statement(backend, sql, values))
+            .await
+            .unwrap();
+    }
 }
