@@ -100,14 +100,11 @@ async fn groups_survive(url: &str) {
     assert_eq!(store.list_groups(ws, s, None, 10).await.unwrap(), [smaller]);
 
     // The old tables are gone.
-    for table in ["access_groups", "access_group_members"] {
-        let sql = format!("SELECT COUNT(*) FROM {table}");
-        let gone = store
-            .connection()
-            .query_one_raw(Statement::from_string(backend, sql))
-            .await;
-        assert!(gone.is_err(), "{table} is still there");
-    }
+    common::assert_gone(
+        store.connection(),
+        &["access_groups", "access_group_members"],
+    )
+    .await;
 }
 
 /// A database written by the commit whose m0023 moved groups as well (recorded as

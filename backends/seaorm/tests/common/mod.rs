@@ -139,3 +139,15 @@ pub async fn old_source(db: &DatabaseConnection, source: &inlet_core::source::So
             .unwrap();
     }
 }
+
+/// Asserts that each of `tables` is gone (a migration dropped it).
+#[allow(dead_code)] // only the upgrade suites drop tables
+pub async fn assert_gone(db: &DatabaseConnection, tables: &[&str]) {
+    for table in tables {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        let gone = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await;
+        assert!(gone.is_err(), "{table} is still there");
+    }
+}
