@@ -164,7 +164,7 @@ impl Documents for SeaOrmStore {
         Ok(out)
     }
 
-    async fn scan_prefixes(&self, collection: &str, prefixes: &[String]) -> Result<Vec<Document>> {
+    async fn keys_under(&self, collection: &str, prefixes: &[String]) -> Result<Vec<String>> {
         let mut out = Vec::new();
         for run in prefixes.chunks(PREFIX_RUN) {
             if !run.iter().all(|p| prefix_end(p).is_some()) {
@@ -174,14 +174,15 @@ impl Documents for SeaOrmStore {
                         prefix,
                         after: None,
                     };
-                    out.extend(scan_all(self, collection, range).await?);
+                    let found = scan_all(self, collection, range).await?;
+                    out.extend(found.into_iter().map(|d| d.key));
                 }
                 continue;
             }
             let (sql, values) = prefix_scan(self.backend(), collection, run)?;
             let rows = all(&self.db, self.stmt(sql, values)).await?;
             for row in &rows {
-                out.push(document(row)?);
+                out.push(get(row, "doc_key")?);
             }
         }
         Ok(out)
@@ -285,16 +286,16 @@ fn prefix_scan(
     let ranges = serde_json::to_string(&ranges).map_err(inlet_core::Error::backend)?;
     let sql = match backend {
         DbBackend::Postgres => {
-            "SELECT d.doc_key, d.body, d.revision \
+            "SELECT d.doc_key \
              FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS r(bounds, n) \
-             CROSS JOIN LATERAL (SELECT doc_key, body, revision FROM documents \
+             CROSS JOIN LATERAL (SELECT doc_key FROM documents \
                WHERE collection = $1 AND doc_key >= (r.bounds->>0) COLLATE \"C\" \
                AND doc_key < (r.bounds->>1) COLLATE \"C\" \
                ORDER BY doc_key) d \
              ORDER BY r.n, d.doc_key"
         }
         _ => {
-            "SELECT d.doc_key, d.body, d.revision FROM json_each($2) AS r \
+            "SELECT d.doc_key FROM json_each($2) AS r \
              CROSS JOIN documents AS d \
              WHERE d.collection = $1 AND d.doc_key >= (r.value ->> 0) \
              AND d.doc_key < (r.value ->> 1) \

@@ -155,17 +155,19 @@ pub trait Documents: Send + Sync + 'static {
     /// `true`); otherwise writes nothing and answers `false`. A key written twice in one batch
     /// sees the batch's earlier write.
     async fn write_documents(&self, writes: &[DocWrite]) -> Result<bool>;
-    /// The documents of `collection` under each of `prefixes`: each prefix's in byte order of
-    /// their keys, the prefixes in the order given (a document under two prefixes appears
-    /// twice). The default scans each prefix in turn; a database store answers with one query.
-    async fn scan_prefixes(&self, collection: &str, prefixes: &[String]) -> Result<Vec<Document>> {
+    /// The keys of `collection` under each of `prefixes`: each prefix's in byte order, the
+    /// prefixes in the order given (a key under two prefixes appears twice). The default
+    /// scans each prefix in turn; a database store answers with one query, from its index
+    /// alone.
+    async fn keys_under(&self, collection: &str, prefixes: &[String]) -> Result<Vec<String>> {
         let mut out = Vec::new();
         for prefix in prefixes {
             let range = KeyRange {
                 prefix,
                 after: None,
             };
-            out.extend(scan_all(self, collection, range).await?);
+            let found = scan_all(self, collection, range).await?;
+            out.extend(found.into_iter().map(|d| d.key));
         }
         Ok(out)
     }

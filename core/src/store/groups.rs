@@ -2,7 +2,7 @@
 //! documents ([`super::Documents`]): this module implements [`Groups`] once for every store.
 //! A group is one document; each of its member terms has an index document in its workspace
 //! (`workspace/member/group`), written in the same batch, so expanding a reader's groups is
-//! one prefix scan per member term ([`Documents::scan_prefixes`]: one query on a database).
+//! one prefix scan per member term ([`Documents::keys_under`]: one query on a database).
 
 use std::collections::BTreeSet;
 
@@ -211,10 +211,10 @@ impl<S: Documents + Sources + ?Sized> Groups for S {
             .map(|t| member_prefix(workspace_id, t))
             .collect();
         let mut found: Vec<String> = self
-            .scan_prefixes(GROUP_MEMBERS, &prefixes)
+            .keys_under(GROUP_MEMBERS, &prefixes)
             .await?
             .into_iter()
-            .filter_map(|d| d.key.splitn(3, '/').nth(2).map(str::to_string))
+            .filter_map(|key| key.splitn(3, '/').nth(2).map(str::to_string))
             .collect();
         found.sort();
         found.dedup();
