@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use inlet_core::Result;
 use inlet_core::store::{
     Documents,
-    documents::{DocWrite, Document, Expect, KeyRange, Op, prefix_end, scan_all},
+    documents::{DocWrite, Document, Expect, KeyRange, Op, keys_one_prefix_at_a_time, prefix_end},
 };
 use sea_orm::{ConnectionTrait, DbBackend, QueryResult, Value};
 
@@ -167,19 +167,11 @@ impl Documents for SeaOrmStore {
     async fn keys_under(&self, collection: &str, prefixes: &[String]) -> Result<Vec<String>> {
         let mut out = Vec::new();
         for run in prefixes.chunks(PREFIX_RUN) {
-            if !run.iter().all(|p| prefix_end(p).is_some()) {
+            let Some((sql, values)) = prefix_scan(self.backend(), collection, run)? else {
                 // A prefix no key sorts after (only ever U+10FFFF characters): one by one.
-                for prefix in run {
-                    let range = KeyRange {
-                        prefix,
-                        after: None,
-                    };
-                    let found = scan_all(self, collection, range).await?;
-                    out.extend(found.into_iter().map(|d| d.key));
-                }
+                out.extend(keys_one_prefix_at_a_time(self, collection, run).await?);
                 continue;
-            }
-            let (sql, values) = prefix_scan(self.backend(), collection, run)?;
+            };
             let rows = all(&self.db, self.stmt(sql, values)).await?;
             for row in &rows {
                 out.push(get(row, "doc_key")?);
@@ -268,8 +260,8 @@ impl Documents for SeaOrmStore {
     }
 }
 
-/// A key-range scan of the index for each of `prefixes` (each with an end, [`prefix_end`]), in
-/// the order given: the ranges go as one JSON parameter, and each is read by its own index
+/// A key-range scan of the index for each of `prefixes`, in the order given, or `None` when
+/// one has no end ([`prefix_end`]): the ranges go as one JSON parameter, and each is read by its own index
 /// scan (a lateral join on PostgreSQL, the outer loop of a `CROSS JOIN` on SQLite). One text
 /// for any number of ranges is prepared once per connection; ranges written into the text as
 /// parameters of their own were slower on both (a new statement to prepare per count, and on
@@ -278,11 +270,14 @@ fn prefix_scan(
     backend: DbBackend,
     collection: &str,
     prefixes: &[String],
-) -> Result<(&'static str, Vec<Value>)> {
-    let ranges: Vec<(&str, String)> = prefixes
+) -> Result<Option<(&'static str, Vec<Value>)>> {
+    let Some(ranges) = prefixes
         .iter()
-        .map(|p| (p.as_str(), prefix_end(p).unwrap_or_default()))
-        .collect();
+        .map(|p| Some((p.as_str(), prefix_end(p)?)))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(None);
+    };
     let ranges = serde_json::to_string(&ranges).map_err(inlet_core::Error::backend)?;
     let sql = match backend {
         DbBackend::Postgres => {
@@ -302,5 +297,5 @@ fn prefix_scan(
              ORDER BY r.key, d.doc_key"
         }
     };
-    Ok((sql, vec![collection.into(), ranges.into()]))
+    Ok(Some((sql, vec![collection.into(), ranges.into()])))
 }

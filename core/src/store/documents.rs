@@ -160,16 +160,7 @@ pub trait Documents: Send + Sync + 'static {
     /// scans each prefix in turn; a database store answers with one query, from its index
     /// alone.
     async fn keys_under(&self, collection: &str, prefixes: &[String]) -> Result<Vec<String>> {
-        let mut out = Vec::new();
-        for prefix in prefixes {
-            let range = KeyRange {
-                prefix,
-                after: None,
-            };
-            let found = scan_all(self, collection, range).await?;
-            out.extend(found.into_iter().map(|d| d.key));
-        }
-        Ok(out)
+        keys_one_prefix_at_a_time(self, collection, prefixes).await
     }
 }
 
@@ -238,6 +229,25 @@ pub async fn before<S: Documents + ?Sized>(
         .await?;
     page.retain(|d| d.key.as_str() < bound);
     Ok(page)
+}
+
+/// [`Documents::keys_under`] as its default answers it: each prefix scanned in turn
+/// ([`scan_all`]).
+pub async fn keys_one_prefix_at_a_time<S: Documents + ?Sized>(
+    store: &S,
+    collection: &str,
+    prefixes: &[String],
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for prefix in prefixes {
+        let range = KeyRange {
+            prefix,
+            after: None,
+        };
+        let found = scan_all(store, collection, range).await?;
+        out.extend(found.into_iter().map(|d| d.key));
+    }
+    Ok(out)
 }
 
 /// Every document of `collection` in `range`, read a page at a time (for the small
