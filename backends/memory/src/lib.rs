@@ -44,6 +44,9 @@ struct State {
     syncs: HashMap<Uuid, Vec<SyncRun>>,
     /// Records per object type, by externalId.
     records: HashMap<Uuid, HashMap<String, Record>>,
+    /// Per object type, the sync of its last COMPLETE close: a record whose sync number is
+    /// below it was removed by that close (a close raises it and moves no record).
+    floors: HashMap<Uuid, i64>,
     /// The write log ([`inlet_core::index`]).
     log: Log,
     /// Their delivery queue, in the order queued.
@@ -52,8 +55,8 @@ struct State {
     documents: BTreeMap<(String, String), (String, u64)>,
 }
 
-/// The write log: each record at the position of its last write (compacted), and the sources
-/// deleted. A close removes records one by one here, so it logs each of them.
+/// The write log: each record at the position of its last write (compacted), the COMPLETE
+/// closes that raised a floor, and the sources deleted.
 #[derive(Debug, Default)]
 struct Log {
     head: Position,
@@ -63,8 +66,21 @@ struct Log {
     at: HashMap<Uuid, Position>,
     /// Position → deleted source, its workspace and when (milliseconds).
     sources: BTreeMap<Position, (Uuid, WorkspaceId, i64)>,
+    /// Position → a COMPLETE close that raised its object type's floor.
+    closes: BTreeMap<Position, Close>,
     /// The last position purged.
     floor: Position,
+}
+
+/// A logged COMPLETE close: the object type's records with a sync number in `from..to` were
+/// removed by it.
+#[derive(Debug, Clone, Copy)]
+struct Close {
+    scope: Scope,
+    from: i64,
+    to: i64,
+    /// When (milliseconds), for the purge.
+    at: i64,
 }
 
 impl Log {
@@ -76,6 +92,20 @@ impl Log {
         self.records.insert(
             self.head,
             (record.object_type.id, record.external_id.clone()),
+        );
+    }
+
+    fn closed(&mut self, scope: Scope, from: i64, to: i64) {
+        self.head += 1;
+        let at = time::now().timestamp_millis();
+        self.closes.insert(
+            self.head,
+            Close {
+                scope,
+                from,
+                to,
+                at,
+            },
         );
     }
 
@@ -103,61 +133,79 @@ impl State {
         let range = (std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded);
         let mut records = self.log.records.range(range).peekable();
         let mut sources = self.log.sources.range(range).peekable();
+        let mut closes = self.log.closes.range(range).peekable();
         let mut changes = Vec::new();
         let mut upto = self.log.head;
         loop {
-            let take_record = match (records.peek(), sources.peek()) {
-                (None, None) => break,
-                (Some((r, _)), Some((s, _))) => r < s,
-                (r, _) => r.is_some(),
+            let next = [
+                records.peek().map(|(p, _)| **p),
+                sources.peek().map(|(p, _)| **p),
+                closes.peek().map(|(p, _)| **p),
+            ];
+            let Some(position) = next.into_iter().flatten().min() else {
+                break;
             };
             if changes.len() >= limit {
                 // Cut: complete up to the last entry given.
                 upto = changes.last().map_or(after, Change::position);
                 break;
             }
-            if take_record {
-                let Some((&position, (object_type_id, external_id))) = records.next() else {
-                    break;
-                };
-                let found = self
-                    .records
-                    .get(object_type_id)
-                    .and_then(|m| m.get(external_id))
-                    .and_then(|r| {
-                        let source = self.sources.iter().find(|s| s.id == r.source_id)?;
-                        Some((r, source))
-                    });
-                let Some((record, source)) = found else {
-                    continue;
-                };
-                if scope.is_some_and(|sc| !sc.holds(source.workspace_id, source.id)) {
-                    continue;
-                }
-                let name = source
-                    .object_type(*object_type_id)
-                    .map(|o| o.name.clone())
-                    .unwrap_or_default();
-                changes.push(Change::Record {
-                    position,
-                    workspace_id: source.workspace_id,
-                    record: Box::new(self.view(&name, record)),
-                });
+            // Each entry with the workspace and source it belongs to.
+            let entry = if next[0] == Some(position) {
+                records.next().and_then(|(_, (ot, external_id))| {
+                    self.record_change(position, *ot, external_id)
+                })
+            } else if next[1] == Some(position) {
+                sources.next().map(|(_, &(source_id, workspace_id, _))| {
+                    let change = Change::SourceDeleted {
+                        position,
+                        workspace_id: Some(workspace_id),
+                        source_id,
+                    };
+                    (change, workspace_id, source_id)
+                })
             } else {
-                let Some((&position, &(source_id, workspace_id, _))) = sources.next() else {
-                    break;
-                };
-                if scope.is_some_and(|sc| !sc.holds(workspace_id, source_id)) {
-                    continue;
-                }
-                changes.push(Change::SourceDeleted {
-                    position,
-                    workspace_id: Some(workspace_id),
-                    source_id,
-                });
+                closes.next().map(|(_, close)| {
+                    let change = Change::Closed {
+                        position,
+                        object_type_id: close.scope.object_type_id,
+                        from_sync: close.from,
+                        to_sync: close.to,
+                    };
+                    (change, close.scope.workspace_id, close.scope.source_id)
+                })
+            };
+            let Some((change, workspace_id, source_id)) = entry else {
+                continue;
+            };
+            if scope.is_some_and(|sc| !sc.holds(workspace_id, source_id)) {
+                continue;
             }
+            changes.push(change);
         }
         LogPage { changes, upto }
+    }
+
+    /// The log entry of a record written at `position`, as readers see it now, with its
+    /// workspace and source.
+    fn record_change(
+        &self,
+        position: Position,
+        ot: Uuid,
+        external_id: &str,
+    ) -> Option<(Change, WorkspaceId, Uuid)> {
+        let record = self.records.get(&ot)?.get(external_id)?;
+        let source = self.sources.iter().find(|s| s.id == record.source_id)?;
+        let name = source
+            .object_type(ot)
+            .map(|o| o.name.clone())
+            .unwrap_or_default();
+        let change = Change::Record {
+            position,
+            workspace_id: source.workspace_id,
+            record: Box::new(self.view(&name, record)),
+        };
+        Some((change, source.workspace_id, source.id))
     }
 
     fn source(&self, workspace_id: WorkspaceId, source_id: Uuid) -> Result<&Source> {
@@ -206,12 +254,23 @@ impl State {
     /// A record as readers see it: with the object type's current name and sync number.
     fn view(&self, name: &str, record: &Record) -> Record {
         let mut r = record.clone();
+        r.removed = self.gone(record);
         r.object_type = ObjectTypeRef {
             id: record.object_type.id,
             name: name.to_string(),
             current_sync_number: sync::current_number(self.latest_sync(record.object_type.id)),
         };
         r
+    }
+
+    /// The sync number below which the object type's records were removed by a COMPLETE close.
+    fn floor(&self, object_type_id: Uuid) -> i64 {
+        self.floors.get(&object_type_id).copied().unwrap_or(0)
+    }
+
+    /// Whether a record is removed: deleted, or below its object type's floor.
+    fn gone(&self, record: &Record) -> bool {
+        removed(record, self.floor(record.object_type.id))
     }
 
     fn sync_run(&self, scope: Scope, sync_number: i64) -> Result<&SyncRun> {
@@ -221,6 +280,11 @@ impl State {
             .and_then(|v| v.iter().find(|r| r.sync_number == sync_number))
             .ok_or_else(|| Error::not_found(format!("sync {sync_number} not found")))
     }
+}
+
+/// Whether a record is removed: deleted, or below `floor` (the object type's last COMPLETE).
+fn removed(record: &Record, floor: i64) -> bool {
+    record.removed || record.sync_number < floor
 }
 
 impl State {
@@ -237,7 +301,7 @@ impl State {
                 .into_iter()
                 .flat_map(|m| m.values())
             {
-                if r.removed {
+                if self.gone(r) {
                     continue;
                 }
                 for v in r.tags.get(tag).into_iter().flatten() {

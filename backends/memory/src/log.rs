@@ -34,7 +34,7 @@ impl WriteLog for MemoryStore {
         after: Option<Uuid>,
         limit: usize,
     ) -> Result<Vec<Removed>> {
-        // A close here marks each record removed and logs it: the log holds no close entry.
+        // Deleted records were logged when deleted; the rest in range went with the close.
         let st = self.state.lock();
         let mut removed: Vec<Removed> = st
             .records
@@ -76,7 +76,7 @@ impl WriteLog for MemoryStore {
             for ot in &source.object_types {
                 for r in st.records.get(&ot.id).into_iter().flat_map(|m| m.values()) {
                     let written = st.log.at.get(&r.id).copied().unwrap_or(0);
-                    if !r.removed
+                    if !st.gone(r)
                         && upto.is_none_or(|upto| written <= upto)
                         && after.is_none_or(|a| r.id > a)
                     {
@@ -98,14 +98,16 @@ impl WriteLog for MemoryStore {
         let mut st = self.state.lock();
         let before = before.timestamp_millis();
         let log = &mut st.log;
-        if let Some(newest) = log
-            .sources
-            .iter()
-            .filter(|(_, (_, _, at))| *at < before)
-            .map(|(p, _)| *p)
+        let sources = log.sources.iter().map(|(p, &(_, _, at))| (*p, at));
+        let closes = log.closes.iter().map(|(p, c)| (*p, c.at));
+        if let Some(newest) = sources
+            .chain(closes)
+            .filter(|&(_, at)| at < before)
+            .map(|(p, _)| p)
             .max()
         {
             log.sources.retain(|p, _| *p > newest);
+            log.closes.retain(|p, _| *p > newest);
             log.floor = log.floor.max(newest);
         }
         Ok(log.floor)

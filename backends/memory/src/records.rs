@@ -1,6 +1,6 @@
 //! Records: uploads, touches, reads, deletes and the listing.
 
-use crate::MemoryStore;
+use crate::{MemoryStore, removed};
 use async_trait::async_trait;
 use std::collections::HashMap;
 
@@ -27,6 +27,7 @@ impl Records for MemoryStore {
         let current = sync::current_number(st.latest_sync(scope.object_type_id));
         let now = time::now();
         let extraction_failed = write.extraction.failure.is_some() && write.content.is_empty();
+        let floor = st.floor(scope.object_type_id);
         let records = st.records.entry(scope.object_type_id).or_default();
         let existing = records.get(&write.key.external_id);
         let created = existing.is_none();
@@ -52,7 +53,9 @@ impl Records for MemoryStore {
             sync_number: sync::membership(
                 write.sync_number,
                 current,
-                existing.filter(|r| !r.removed).map(|r| r.sync_number),
+                existing
+                    .filter(|r| !removed(r, floor))
+                    .map(|r| r.sync_number),
             ),
             removed: false,
             extraction: write.extraction,
@@ -91,12 +94,13 @@ impl Records for MemoryStore {
         inlet_core::input::check_external_id(&key.external_id)?;
         let mut st = self.state.lock();
         st.object_type_name(key.scope)?;
+        let floor = st.floor(key.scope.object_type_id);
         match st
             .records
             .get_mut(&key.scope.object_type_id)
             .and_then(|m| m.get_mut(&key.external_id))
         {
-            Some(r) if !r.removed => {
+            Some(r) if !removed(r, floor) => {
                 r.removed = true;
                 let r = r.clone();
                 st.log.record(&r);
@@ -136,13 +140,15 @@ impl Records for MemoryStore {
         let mut st = self.state.lock();
         st.object_type_name(scope)?;
         let sync_number = st.resolve_sync(scope.object_type_id, sync_number)?;
+        let floor = st.floor(scope.object_type_id);
         let mut results = Vec::with_capacity(items.len());
         let mut touched = 0;
         for item in items {
             let record = st
                 .records
                 .get_mut(&scope.object_type_id)
-                .and_then(|m| m.get_mut(&item.external_id));
+                .and_then(|m| m.get_mut(&item.external_id))
+                .filter(|r| !removed(r, floor));
             let outcome = record::check_touch(record.as_deref(), item.if_match.as_deref());
             if let (Ok(()), Some(r), Some(n)) = (&outcome, record, sync_number) {
                 r.sync_number = n;
@@ -159,13 +165,14 @@ impl Records for MemoryStore {
     async fn set_access(&self, scope: Scope, items: &[AccessItem]) -> Result<Vec<Result<()>>> {
         let mut st = self.state.lock();
         st.object_type_name(scope)?;
+        let floor = st.floor(scope.object_type_id);
         let mut results = Vec::with_capacity(items.len());
         for item in items {
             let record = st
                 .records
                 .get_mut(&scope.object_type_id)
                 .and_then(|m| m.get_mut(&item.external_id))
-                .filter(|r| !r.removed);
+                .filter(|r| !removed(r, floor));
             let Some(record) = record else {
                 results.push(Err(Error::not_found(format!(
                     "no current record with externalId '{}'",
@@ -185,12 +192,13 @@ impl Records for MemoryStore {
         let mut st = self.state.lock();
         let scope = reread.key.scope;
         let name = st.object_type_name(scope)?;
+        let floor = st.floor(scope.object_type_id);
         let record = st
             .records
             .get_mut(&scope.object_type_id)
             .and_then(|m| m.get_mut(&reread.key.external_id))
             .filter(|r| {
-                !r.removed
+                !removed(r, floor)
                     && r.version == reread.version
                     && r.original.as_ref().map(|o| o.sha256.as_str()) == Some(&reread.sha256)
             });
@@ -218,7 +226,7 @@ impl Records for MemoryStore {
                     .as_deref()
                     .is_none_or(|a| r.external_id.as_str() > a)
             })
-            .filter(|r| query.include_removed || !r.removed)
+            .filter(|r| query.include_removed || !st.gone(r))
             .filter(|r| query.modified_since.is_none_or(|t| r.modified_date >= t))
             .filter(|r| !query.with_access_list || r.access.is_some())
             .filter(|r| {

@@ -55,6 +55,7 @@ impl Sources for MemoryStore {
         let mut gone = Vec::new();
         for ot in &source.object_types {
             st.syncs.remove(&ot.id);
+            st.floors.remove(&ot.id);
             if let Some(records) = st.records.remove(&ot.id) {
                 for r in records.values() {
                     gone.push(r.id);

@@ -1,6 +1,7 @@
-//! Sync runs: open and close under the store lock.
+//! Sync runs: open and close under the store lock. A COMPLETE close raises the object
+//! type's floor, as the SQL stores do: the records below it read as removed.
 
-use crate::MemoryStore;
+use crate::{MemoryStore, removed};
 use async_trait::async_trait;
 use inlet_core::store::Syncs;
 use inlet_core::{
@@ -43,40 +44,29 @@ impl Syncs for MemoryStore {
     ) -> Result<SyncRun> {
         let mut st = self.state.lock();
         let state = sync::close(st.sync_run(scope, sync_number)?, op)?;
-        if sync::removes_stale(op) {
-            let live = st
-                .records
-                .get(&scope.object_type_id)
-                .into_iter()
-                .flat_map(|m| m.values())
-                .filter(|r| !r.removed);
-            let (mut stale, mut all) = (0, 0);
-            for r in live {
-                all += 1;
-                stale += u64::from(sync::is_stale(r.sync_number, sync_number));
-            }
-            sync::check_mass_removal(stale, all, max_removal_percent)?;
-        }
-        let mut removed = 0;
-        let mut kept = 0;
-        let mut logged = Vec::new();
+        let floor = st.floor(scope.object_type_id);
+        // Live records not in this sync are stale (all below it: it is the latest).
+        let (mut stale, mut kept) = (0, 0);
         for r in st
             .records
-            .entry(scope.object_type_id)
-            .or_default()
-            .values_mut()
-            .filter(|r| !r.removed)
+            .get(&scope.object_type_id)
+            .into_iter()
+            .flat_map(|m| m.values())
+            .filter(|r| !removed(r, floor))
         {
             if sync::removes_stale(op) && sync::is_stale(r.sync_number, sync_number) {
-                r.removed = true;
-                removed += 1;
-                logged.push(r.clone());
+                stale += 1;
             } else {
                 kept += 1;
             }
         }
-        for r in &logged {
-            st.log.record(r);
+        if sync::removes_stale(op) {
+            sync::check_mass_removal(stale, stale + kept, max_removal_percent)?;
+            // Raising the floor removes them all; no record is written.
+            if sync_number > floor {
+                st.floors.insert(scope.object_type_id, sync_number);
+                st.log.closed(scope, floor, sync_number);
+            }
         }
         let run = st
             .syncs
@@ -86,7 +76,7 @@ impl Syncs for MemoryStore {
         run.state = state;
         run.close_operation = Some(op);
         run.closed_at = Some(time::now());
-        run.counters.removed = removed;
+        run.counters.removed = stale;
         run.kept = Some(kept);
         Ok(run.clone())
     }

@@ -88,10 +88,32 @@ pub async fn write_log_replays_every_write(store: &dyn RecordStore) {
     store.delete_record(&key(scope, "gone")).await.unwrap();
     catch_up(store, &followed).await.unwrap();
     assert_eq!(followed.external_ids(source), ["drop", "keep", "touch"]);
+    let head = store.log_head().await.unwrap();
     store
         .close_sync(scope, 2, CloseOperation::Complete)
         .await
         .unwrap();
+    // A COMPLETE is one entry, however many records it removes: it raises the object type's
+    // floor to its sync, and the records below it are read from the store.
+    let page = store.read_log(None, head, 10).await.unwrap();
+    let [
+        crate::index::Change::Closed {
+            object_type_id,
+            from_sync,
+            to_sync: 2,
+            ..
+        },
+    ] = page.changes[..]
+    else {
+        panic!("a COMPLETE close logs one Closed entry: {:?}", page.changes);
+    };
+    assert_eq!(object_type_id, scope.object_type_id);
+    let removed = store
+        .closed_records(object_type_id, from_sync, 2, None, 10)
+        .await
+        .unwrap();
+    let removed: Vec<&str> = removed.iter().map(|r| r.external_id.as_str()).collect();
+    assert_eq!(removed, ["drop"]);
     let progress = catch_up(store, &followed).await.unwrap();
     assert_eq!(progress.position, store.log_head().await.unwrap());
     assert_eq!(followed.external_ids(source), ["keep", "touch"]);
