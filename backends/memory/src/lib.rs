@@ -153,7 +153,7 @@ impl State {
             // Each entry with the workspace and source it belongs to.
             let entry = if next[0] == Some(position) {
                 records.next().and_then(|(_, (ot, external_id))| {
-                    self.record_change(position, *ot, external_id)
+                    self.record_change(position, *ot, external_id, scope.is_some())
                 })
             } else if next[1] == Some(position) {
                 sources.next().map(|(_, &(source_id, workspace_id, _))| {
@@ -186,13 +186,16 @@ impl State {
         LogPage { changes, upto }
     }
 
-    /// The log entry of a record written at `position`, as readers see it now, with its
-    /// workspace and source.
+    /// The log entry of a record written at `position`, with its workspace and source: the
+    /// record as readers see it now, or for the change feed (`as_written`) removed only when its
+    /// own write removed it, since the feed gives a later close's removal at the close (as the
+    /// SQL store's scoped read does).
     fn record_change(
         &self,
         position: Position,
         ot: Uuid,
         external_id: &str,
+        as_written: bool,
     ) -> Option<(Change, WorkspaceId, Uuid)> {
         let record = self.records.get(&ot)?.get(external_id)?;
         let source = self.sources.iter().find(|s| s.id == record.source_id)?;
@@ -200,10 +203,14 @@ impl State {
             .object_type(ot)
             .map(|o| o.name.clone())
             .unwrap_or_default();
+        let mut view = self.view(&name, record);
+        if as_written {
+            view.removed = record.removed;
+        }
         let change = Change::Record {
             position,
             workspace_id: source.workspace_id,
-            record: Box::new(self.view(&name, record)),
+            record: Box::new(view),
         };
         Some((change, source.workspace_id, source.id))
     }
