@@ -15,6 +15,8 @@ pub const MAX_DESCRIPTION_CHARS: usize = 4000;
 pub const MAX_REDIRECT_URIS: usize = 20;
 /// Longest redirect URI, in bytes.
 pub const MAX_REDIRECT_URI_BYTES: usize = 2048;
+/// Longest folder name, in characters (after trimming).
+pub const MAX_FOLDER_NAME_CHARS: usize = 500;
 /// The longest `wait` of the change feed, in seconds.
 pub const MAX_WAIT_SECONDS: u64 = 30;
 /// Longest identifier or name (externalIds, checksums, tag values), in characters.
@@ -228,11 +230,11 @@ pub fn field_rules() -> Vec<FieldRule> {
         ),
         rule(
             "/components/schemas/ClientIn/properties/description",
-            json!({"maxLength": MAX_DESCRIPTION_CHARS}),
+            json!({"maxLength": MAX_DESCRIPTION_CHARS, "pattern": "^[^\\u0000]*$"}),
         ),
         rule(
             "/components/schemas/ClientIn/properties/bottomDescription",
-            json!({"maxLength": MAX_DESCRIPTION_CHARS}),
+            json!({"maxLength": MAX_DESCRIPTION_CHARS, "pattern": "^[^\\u0000]*$"}),
         ),
         rule(
             "/components/schemas/ClientIn/properties/redirectUris",
@@ -242,6 +244,18 @@ pub fn field_rules() -> Vec<FieldRule> {
             "/components/schemas/ClientIn/properties/redirectUris/items",
             json!({"format": "uri", "maxLength": MAX_REDIRECT_URI_BYTES,
                    "pattern": "^[hH][tT][tT][pP][sS]?://[^#\\s]+$"}),
+        ),
+        rule(
+            "/components/schemas/Templates/properties/titleTemplate",
+            no_nul(),
+        ),
+        rule(
+            "/components/schemas/Templates/properties/externalUrlTemplate",
+            no_nul(),
+        ),
+        rule(
+            "/components/schemas/Templates/properties/searchTemplate",
+            no_nul(),
         ),
         rule(
             "/components/schemas/ClientIn/properties/scopes",
@@ -390,6 +404,9 @@ pub fn naming_rule(schema: &str, field: &str) -> Option<Value> {
         return None;
     }
     match field {
+        "name" if schema == "FolderIn" => {
+            Some(json!({"minLength": 1, "maxLength": MAX_FOLDER_NAME_CHARS, "pattern": LINE}))
+        }
         "name" | "externalId" | "parentExternalId" => Some(line(MAX_LINE)),
         "contentSelector" => Some(json!({"maxLength": MAX_LINE})),
         _ => None,

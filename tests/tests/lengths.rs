@@ -165,6 +165,19 @@ async fn maxima_hold(s: TestServer) {
         folder("h".into(), "é".repeat(501)).await.unwrap(),
     )
     .await;
+    // The published document states the same maximum (it said 1024 while the server took 500).
+    let doc: Value = s
+        .req(Method::GET, "/openapi.json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        doc.pointer("/components/schemas/FolderIn/properties/name/maxLength"),
+        Some(&json!(500))
+    );
 
     // A record's strings: path externalId, tag value, checksum (1024 bytes), url (8192 bytes),
     // file name (1024 bytes).

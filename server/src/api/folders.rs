@@ -13,12 +13,10 @@ use poem_openapi::{ApiResponse, Object, OpenApi, param::Path, payload::Json};
 use uuid::Uuid;
 
 use super::ApiTags;
-use crate::{auth::Auth, problem::ApiError, state::AppState};
+use crate::{auth::Auth, problem::ApiError, rules::MAX_FOLDER_NAME_CHARS, state::AppState};
 
 /// Longest folder externalId, in bytes.
 pub const MAX_FOLDER_ID_BYTES: usize = 1024;
-/// Longest folder name, in characters.
-pub const MAX_FOLDER_NAME_CHARS: usize = 500;
 
 /// A folder of a HIERARCHICAL tag.
 #[derive(Debug, Object)]
