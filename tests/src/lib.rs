@@ -165,6 +165,17 @@ impl TestServer {
         resp.json().await.expect("the search answer")
     }
 
+    /// `GET path` (under `/api/v1`) as the administrator: the JSON answer, which must be 200.
+    pub async fn get_json(&self, path: &str) -> serde_json::Value {
+        let resp = self
+            .req(reqwest::Method::GET, path)
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(resp.status(), 200, "GET {path}");
+        resp.json().await.expect("a JSON answer")
+    }
+
     /// Uploads `text` as `<id>.txt` to the record `id` of `paths`' object type as the
     /// administrator; the upload must succeed.
     pub async fn upload_text(&self, paths: &SourcePaths, id: &str, text: &str) {

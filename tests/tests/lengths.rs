@@ -33,16 +33,6 @@ fn definition(external_id: &str) -> Value {
     })
 }
 
-async fn sources(s: &TestServer) -> Value {
-    s.req(Method::GET, "/sources")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 fn unique() -> String {
     uuid::Uuid::new_v4().to_string()
 }
@@ -129,7 +119,7 @@ async fn maxima_hold(s: TestServer) {
         .as_str()
         .unwrap()
         .to_string();
-    let sources_before = sources(&s).await;
+    let sources_before = s.get_json("/sources").await;
 
     // A source's new name.
     let patch = |n: usize| {
@@ -166,14 +156,7 @@ async fn maxima_hold(s: TestServer) {
     )
     .await;
     // The published document states the same maximum (it said 1024 while the server took 500).
-    let doc: Value = s
-        .req(Method::GET, "/openapi.json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc = s.get_json("/openapi.json").await;
     assert_eq!(
         doc.pointer("/components/schemas/FolderIn/properties/name/maxLength"),
         Some(&json!(500))
@@ -280,7 +263,7 @@ async fn maxima_hold(s: TestServer) {
 
     // Nothing a refused request carried was stored: the sources are as they were, apart from
     // the patch at the maximum and the record source made since.
-    let sources_after = sources(&s).await;
+    let sources_after = s.get_json("/sources").await;
     let ids = |v: &Value| {
         v.as_array()
             .unwrap()
