@@ -20,7 +20,7 @@ pub const MAX_FOLDER_NAME_CHARS: usize = 500;
 /// The longest `wait` of the change feed, in seconds.
 pub const MAX_WAIT_SECONDS: u64 = 30;
 /// Longest identifier or name (externalIds, checksums, tag values), in characters.
-const MAX_LINE: u64 = 1024;
+const MAX_LINE: usize = 1024;
 /// Longest record URL, in characters.
 const MAX_URL: u64 = 8192;
 
@@ -28,6 +28,9 @@ const MAX_URL: u64 = 8192;
 /// policy): no C0 control character or DEL, not blank.
 pub const LINE: &str =
     "^[^\\u0000-\\u001F\\u007F]*[^\\s\\u0000-\\u001F\\u007F][^\\u0000-\\u001F\\u007F]*$";
+
+/// JSON text: any character but NUL (docs/decisions.md, input policy).
+const NO_NUL: &str = "^[^\\u0000]*$";
 
 /// A tag pair as the tag header carries it: a tag id, `:`, a value, each one non-blank line
 /// whose `%` starts a two-digit escape (DESIGN 6).
@@ -109,7 +112,7 @@ pub struct FieldRule {
 }
 
 /// One non-blank line of at most `max` characters.
-fn line(max: u64) -> Value {
+fn line(max: usize) -> Value {
     json!({"minLength": 1, "maxLength": max, "pattern": LINE})
 }
 
@@ -220,21 +223,21 @@ pub fn field_rules() -> Vec<FieldRule> {
     let rule = |pointer, keywords| FieldRule { pointer, keywords };
     // JSON text may hold any character but NUL; an item breaking the externalId rules fails
     // alone (its own 400 in the answer).
-    let no_nul = || json!({"pattern": "^[^\\u0000]*$"});
+    let no_nul = || json!({"pattern": NO_NUL});
     // OAuth parameters are identifiers: one non-blank line each (the input policy).
     let oauth_line = || json!({"pattern": LINE});
     vec![
         rule(
             "/components/schemas/ClientIn/properties/name",
-            json!({"minLength": 1, "maxLength": MAX_NAME_CHARS, "pattern": LINE}),
+            line(MAX_NAME_CHARS),
         ),
         rule(
             "/components/schemas/ClientIn/properties/description",
-            json!({"maxLength": MAX_DESCRIPTION_CHARS, "pattern": "^[^\\u0000]*$"}),
+            json!({"maxLength": MAX_DESCRIPTION_CHARS, "pattern": NO_NUL}),
         ),
         rule(
             "/components/schemas/ClientIn/properties/bottomDescription",
-            json!({"maxLength": MAX_DESCRIPTION_CHARS, "pattern": "^[^\\u0000]*$"}),
+            json!({"maxLength": MAX_DESCRIPTION_CHARS, "pattern": NO_NUL}),
         ),
         rule(
             "/components/schemas/ClientIn/properties/redirectUris",
@@ -404,9 +407,7 @@ pub fn naming_rule(schema: &str, field: &str) -> Option<Value> {
         return None;
     }
     match field {
-        "name" if schema == "FolderIn" => {
-            Some(json!({"minLength": 1, "maxLength": MAX_FOLDER_NAME_CHARS, "pattern": LINE}))
-        }
+        "name" if schema == "FolderIn" => Some(line(MAX_FOLDER_NAME_CHARS)),
         "name" | "externalId" | "parentExternalId" => Some(line(MAX_LINE)),
         "contentSelector" => Some(json!({"maxLength": MAX_LINE})),
         _ => None,

@@ -146,7 +146,8 @@ fn plain(roff: &str) -> String {
                 continue;
             }
             match chars.next() {
-                // \f(CW: a two-letter font (\fB, \fI, \fR lose their letter below).
+                // A font change: \fB, \fI and \fR end with the letter the guard read; \f(CW
+                // has two more.
                 Some('f') if chars.next() == Some('(') => {
                     chars.next();
                     chars.next();
@@ -157,7 +158,7 @@ fn plain(roff: &str) -> String {
                     chars.next();
                     out.push(' ');
                 }
-                // \*[name]: a string (\*x loses its letter below).
+                // A string: \*x ends with the letter the guard read; \*[name] runs to `]`.
                 Some('*') if chars.next() == Some('[') => {
                     for c in chars.by_ref() {
                         if c == ']' {
