@@ -17,6 +17,8 @@ use crate::{Error, Result};
 pub const MAX_GRANTEES: usize = 1000;
 /// Most members of one group.
 pub const MAX_MEMBERS: usize = 10_000;
+/// Longest group externalId, in characters.
+pub const MAX_GROUP_ID_CHARS: usize = 1024;
 /// Longest grantee or member text (`user:` or `group:` included), in characters.
 pub const MAX_GRANTEE_CHARS: usize = 1100;
 /// Deepest group nesting followed when expanding a user's groups; deeper groups are ignored
@@ -226,10 +228,10 @@ impl Group {
     /// A group with its members checked: each once, at most [`MAX_MEMBERS`], not itself.
     pub fn new(source_id: Uuid, external_id: &str, members: Vec<Member>) -> Result<Self> {
         crate::input::check("a group externalId", external_id, crate::input::Class::Line)?;
-        if external_id.chars().count() > 1024 {
-            return Err(Error::invalid(
-                "a group externalId is at most 1024 characters",
-            ));
+        if external_id.chars().count() > MAX_GROUP_ID_CHARS {
+            return Err(Error::invalid(format!(
+                "a group externalId is at most {MAX_GROUP_ID_CHARS} characters"
+            )));
         }
         let members: BTreeSet<Member> = members.into_iter().collect();
         if members.len() > MAX_MEMBERS {

@@ -13,8 +13,8 @@ pub const MAX_TEMPLATE_CHARS: usize = 10_000;
 pub const MAX_PLACEHOLDERS: usize = 100;
 /// Longest rendered title, in bytes.
 pub const MAX_TITLE_BYTES: usize = 4_096;
-/// Longest rendered URL, in bytes.
-pub const MAX_URL_BYTES: usize = 8_192;
+/// Longest rendered URL, in bytes: a record url's limit.
+pub const MAX_URL_BYTES: usize = crate::input::MAX_URL_BYTES;
 /// Longest rendered searchable text, in bytes (extracted file text keeps 1,000,000 characters).
 pub const MAX_SEARCH_TEXT_BYTES: usize = 4_000_000;
 

@@ -4,8 +4,6 @@
 //! Parameters are read from the query string (as the spec shows) and from an
 //! `application/x-www-form-urlencoded` body (RFC 6749); a parameter given twice is refused.
 
-use std::{collections::HashMap, marker::PhantomData};
-
 use base64::{
     Engine,
     engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD},
@@ -22,6 +20,7 @@ use poem_openapi::{
     registry::{MetaMediaType, MetaRequest, Registry},
     types::Type,
 };
+use serde::{Deserialize, de::DeserializeOwned};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -40,9 +39,10 @@ enum OAuthTags {
     OAuth,
 }
 
-/// Parameters of a token request (documentation of the form body).
-#[derive(Debug, Object)]
-#[allow(dead_code)]
+/// Parameters of a token request.
+// The document's form body and what the handler reads, so the two cannot differ.
+#[derive(Debug, Default, Object, Deserialize)]
+#[serde(default)]
 struct TokenRequest {
     /// `authorization_code` or `refresh_token`.
     grant_type: String,
@@ -62,9 +62,10 @@ struct TokenRequest {
     client_secret: Option<String>,
 }
 
-/// Parameters of a revocation or introspection request (documentation of the form body).
-#[derive(Debug, Object)]
-#[allow(dead_code)]
+/// Parameters of a revocation or introspection request.
+// The document's form body and what the handlers read, so the two cannot differ.
+#[derive(Debug, Default, Object, Deserialize)]
+#[serde(default)]
 struct TokenLookup {
     /// The access or refresh token.
     token: String,
@@ -76,34 +77,55 @@ struct TokenLookup {
     client_secret: Option<String>,
 }
 
-/// Request parameters merged from the query string and a form body; documented as the form
-/// schema `D`.
-pub struct Params<D> {
-    values: HashMap<String, String>,
-    repeated: Option<String>,
-    _doc: PhantomData<D>,
+/// The client credentials a form may carry (RFC 6749 2.3.1).
+trait ClientForm {
+    /// `client_id`, when given.
+    fn client_id(&self) -> Option<&str>;
+    /// `client_secret`, when given.
+    fn client_secret(&self) -> Option<&str>;
 }
 
-impl<D> Params<D> {
-    fn get(&self, name: &str) -> Option<&str> {
-        self.values
-            .get(name)
-            .map(String::as_str)
-            .filter(|v| !v.is_empty())
+impl ClientForm for TokenRequest {
+    fn client_id(&self) -> Option<&str> {
+        self.client_id.as_deref()
     }
+    fn client_secret(&self) -> Option<&str> {
+        self.client_secret.as_deref()
+    }
+}
 
-    fn add(&mut self, pairs: url::form_urlencoded::Parse<'_>) {
-        for (k, v) in pairs {
-            if self.values.contains_key(k.as_ref()) {
-                self.repeated.get_or_insert_with(|| k.to_string());
-            } else {
-                self.values.insert(k.into_owned(), v.into_owned());
-            }
+impl ClientForm for TokenLookup {
+    fn client_id(&self) -> Option<&str> {
+        self.client_id.as_deref()
+    }
+    fn client_secret(&self) -> Option<&str> {
+        self.client_secret.as_deref()
+    }
+}
+
+/// Request parameters merged from the query string and a form body, read as the form `D` the
+/// document shows. An empty value counts as absent; a parameter given twice is noted.
+pub struct Params<D> {
+    form: D,
+    repeated: Option<String>,
+}
+
+/// Adds name/value pairs to `values`, noting the first name given twice.
+fn add_pairs(
+    values: &mut serde_json::Map<String, serde_json::Value>,
+    repeated: &mut Option<String>,
+    pairs: url::form_urlencoded::Parse<'_>,
+) {
+    for (k, v) in pairs {
+        if values.contains_key(k.as_ref()) {
+            repeated.get_or_insert_with(|| k.to_string());
+        } else {
+            values.insert(k.into_owned(), v.into_owned().into());
         }
     }
 }
 
-impl<'a, D: Type> ApiExtractor<'a> for Params<D> {
+impl<'a, D: Type + DeserializeOwned> ApiExtractor<'a> for Params<D> {
     const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::RequestObject];
     type ParamType = ();
     type ParamRawType = ();
@@ -131,14 +153,13 @@ impl<'a, D: Type> ApiExtractor<'a> for Params<D> {
         body: &mut RequestBody,
         _opts: ExtractParamOptions<()>,
     ) -> poem::Result<Self> {
-        let mut params = Self {
-            values: HashMap::new(),
-            repeated: None,
-            _doc: PhantomData,
-        };
-        params.add(url::form_urlencoded::parse(
-            req.uri().query().unwrap_or_default().as_bytes(),
-        ));
+        let mut values = serde_json::Map::new();
+        let mut repeated = None;
+        add_pairs(
+            &mut values,
+            &mut repeated,
+            url::form_urlencoded::parse(req.uri().query().unwrap_or_default().as_bytes()),
+        );
         let form = req.content_type().is_some_and(|ct| {
             ct.trim_start()
                 .to_ascii_lowercase()
@@ -146,9 +167,17 @@ impl<'a, D: Type> ApiExtractor<'a> for Params<D> {
         });
         if form {
             let bytes = body.take()?.into_vec().await?;
-            params.add(url::form_urlencoded::parse(&bytes));
+            add_pairs(
+                &mut values,
+                &mut repeated,
+                url::form_urlencoded::parse(&bytes),
+            );
         }
-        Ok(params)
+        values.retain(|_, v| v.as_str().is_some_and(|v| !v.is_empty()));
+        // Every field is a string with a default, so only a malformed form could fail here.
+        let form = serde_json::from_value(values.into())
+            .map_err(|_| ApiError::bad_request("the parameters cannot be read"))?;
+        Ok(Self { form, repeated })
     }
 }
 
@@ -242,7 +271,10 @@ impl<T: poem_openapi::types::ToJSON + Send + Sync> OAuthResult<T> {
 }
 
 /// Client credentials from HTTP Basic (RFC 6749 2.3.1) or the parameters, never both.
-fn client_credentials<D>(req: &Request, p: &Params<D>) -> Result<(String, String), Fail> {
+fn client_credentials<D: ClientForm>(
+    req: &Request,
+    p: &Params<D>,
+) -> Result<(String, String), Fail> {
     let header = req
         .header(poem::http::header::AUTHORIZATION)
         .unwrap_or_default();
@@ -251,7 +283,7 @@ fn client_credentials<D>(req: &Request, p: &Params<D>) -> Result<(String, String
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
         .map(|(_, rest)| rest.trim());
     if let Some(encoded) = basic {
-        if p.get("client_secret").is_some() {
+        if p.form.client_secret().is_some() {
             return Err(fail(
                 "invalid_request",
                 "authenticate the client with HTTP Basic or client_secret, not both",
@@ -272,7 +304,7 @@ fn client_credentials<D>(req: &Request, p: &Params<D>) -> Result<(String, String
                 .unwrap_or_default()
         };
         let (id, secret) = (unescape(id), unescape(secret));
-        if p.get("client_id").is_some_and(|given| given != id) {
+        if p.form.client_id().is_some_and(|given| given != id) {
             return Err(fail(
                 "invalid_request",
                 "client_id differs from the HTTP Basic user",
@@ -280,7 +312,7 @@ fn client_credentials<D>(req: &Request, p: &Params<D>) -> Result<(String, String
         }
         return Ok((id, secret));
     }
-    match (p.get("client_id"), p.get("client_secret")) {
+    match (p.form.client_id(), p.form.client_secret()) {
         (Some(id), Some(secret)) => Ok((id.to_string(), secret.to_string())),
         _ => Err(fail(
             "invalid_client",
@@ -290,14 +322,15 @@ fn client_credentials<D>(req: &Request, p: &Params<D>) -> Result<(String, String
 }
 
 /// Common start of every endpoint: repeated parameters, rate limits, client authentication.
-async fn begin<D>(
+async fn begin<D: ClientForm>(
     state: &OAuthState,
     req: &Request,
     p: &Params<D>,
 ) -> Result<Result<OAuthClient, Fail>, ApiError> {
     let ip_key = format!("token-ip:{}", remote_key(state, req));
     let client_key = p
-        .get("client_id")
+        .form
+        .client_id()
         .and_then(|id| identity_key(state, "token-client", id, req));
     for key in std::iter::once(&ip_key).chain(client_key.as_ref()) {
         if let Some(retry) = TOKEN_FAILURES.blocked(state, key).await? {
@@ -324,7 +357,7 @@ async fn begin<D>(
 }
 
 /// Counts a failed request against the client and the remote address.
-async fn count_failure<D>(
+async fn count_failure<D: ClientForm>(
     state: &OAuthState,
     req: &Request,
     p: &Params<D>,
@@ -333,7 +366,8 @@ async fn count_failure<D>(
         .fail(state, &format!("token-ip:{}", remote_key(state, req)))
         .await?;
     if let Some(key) = p
-        .get("client_id")
+        .form
+        .client_id()
         .and_then(|id| identity_key(state, "token-client", id, req))
     {
         TOKEN_FAILURES.fail(state, &key).await?;
@@ -411,7 +445,7 @@ async fn code_grant(
     client: &OAuthClient,
     p: &Params<TokenRequest>,
 ) -> Result<Result<TokenResponse, Fail>, ApiError> {
-    let Some(code) = p.get("code") else {
+    let Some(code) = p.form.code.as_deref() else {
         return Ok(Err(fail("invalid_request", "code is required")));
     };
     let code = match state.tokens.redeem_code(&stored_hash(code)).await? {
@@ -442,17 +476,19 @@ async fn code_grant(
     if code.expires_at <= time::now() {
         return Ok(Err(fail("invalid_grant", burned("the code has expired"))));
     }
-    if p.get("redirect_uri") != Some(code.redirect_uri.as_str()) {
+    if p.form.redirect_uri.as_deref() != Some(code.redirect_uri.as_str()) {
         return Ok(Err(fail(
             "invalid_grant",
             burned(&format!(
                 "redirect_uri {} is not the one of the authorization request",
-                p.get("redirect_uri")
+                p.form
+                    .redirect_uri
+                    .as_deref()
                     .map_or_else(|| "is missing and".to_string(), |r| format!("'{r}'"))
             )),
         )));
     }
-    if let Some(scope) = p.get("scope")
+    if let Some(scope) = p.form.scope.as_deref()
         && !scopes_equal(scope, &code.scope)
     {
         return Ok(Err(fail(
@@ -460,7 +496,7 @@ async fn code_grant(
             burned("scope must equal the authorized scope"),
         )));
     }
-    match (&code.code_challenge, p.get("code_verifier")) {
+    match (&code.code_challenge, p.form.code_verifier.as_deref()) {
         (None, None) => {}
         (Some(challenge), Some(verifier)) => {
             let computed = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
@@ -493,7 +529,9 @@ async fn code_grant(
         )));
     }
     let scope = p
-        .get("scope")
+        .form
+        .scope
+        .as_deref()
         .map_or_else(|| code.scope.clone(), str::to_string);
     let email = tri!(user_email(state, code.user_id).await?);
     let base = OAuthToken {
@@ -534,7 +572,7 @@ async fn refresh_grant(
     client: &OAuthClient,
     p: &Params<TokenRequest>,
 ) -> Result<Result<TokenResponse, Fail>, ApiError> {
-    let Some(refresh) = p.get("refresh_token") else {
+    let Some(refresh) = p.form.refresh_token.as_deref() else {
         return Ok(Err(fail("invalid_request", "refresh_token is required")));
     };
     let stored = state.tokens.token(&stored_hash(refresh)).await?;
@@ -551,7 +589,7 @@ async fn refresh_grant(
         Err(why) => return Ok(Err(fail("invalid_grant", why))),
         Ok(standing) => standing.scope,
     };
-    let scope = match p.get("scope") {
+    let scope = match p.form.scope.as_deref() {
         Some(requested) => {
             let wanted = oauth::parse_scopes(requested);
             if !oauth::is_subset(&wanted, &oauth::parse_scopes(&held)) {
@@ -675,14 +713,14 @@ impl OAuthApi {
     ) -> Result<OAuthResult<TokenResponse>, ApiError> {
         let outcome = match begin(&state, req, &params).await? {
             Err(f) => Err(f),
-            Ok(client) => match params.get("grant_type") {
-                Some("authorization_code") => code_grant(&state, &client, &params).await?,
-                Some("refresh_token") => refresh_grant(&state, &client, &params).await?,
-                Some(other) => Err(fail(
+            Ok(client) => match params.form.grant_type.as_str() {
+                "authorization_code" => code_grant(&state, &client, &params).await?,
+                "refresh_token" => refresh_grant(&state, &client, &params).await?,
+                "" => Err(fail("invalid_request", "grant_type is required")),
+                other => Err(fail(
                     "unsupported_grant_type",
                     format!("grant_type '{other}' is not supported"),
                 )),
-                None => Err(fail("invalid_request", "grant_type is required")),
             },
         };
         match outcome {
@@ -714,12 +752,13 @@ impl OAuthApi {
                 return Ok(OAuthResult::from_fail(f));
             }
         };
-        let Some(token) = params.get("token") else {
+        let token = params.form.token.as_str();
+        if token.is_empty() {
             return Ok(OAuthResult::from_fail(fail(
                 "invalid_request",
                 "token is required",
             )));
-        };
+        }
         let hash = stored_hash(token);
         if let Some(t) = state.tokens.token(&hash).await?
             && t.client_id == client.id
@@ -757,12 +796,13 @@ impl OAuthApi {
                 return Ok(OAuthResult::from_fail(f));
             }
         };
-        let Some(token) = params.get("token") else {
+        let token = params.form.token.as_str();
+        if token.is_empty() {
             return Ok(OAuthResult::from_fail(fail(
                 "invalid_request",
                 "token is required",
             )));
-        };
+        }
         let stored = state.tokens.token(&stored_hash(token)).await?;
         let Some(t) = stored
             .filter(|t| t.client_id == client.id && t.expires_at.is_none_or(|at| at > time::now()))

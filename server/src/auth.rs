@@ -8,14 +8,15 @@ use std::sync::Arc;
 
 use inlet_core::{
     Error, TokenStore,
-    oauth::{Grant, TokenKind},
+    oauth::{Grant, KNOWN_SCOPES, TokenKind},
     time,
     token::{Access, ApiToken, DEFAULT_WORKSPACE, Principal, Role, User, Workspace},
 };
 use poem::{Request, RequestBody};
 use poem_openapi::{
-    ApiExtractor, ApiExtractorType, ExtractParamOptions, OAuthScopes, SecurityScheme,
-    auth::{Basic, Bearer},
+    ApiExtractor, ApiExtractorType, ExtractParamOptions, SecurityScheme,
+    auth::Basic,
+    registry::{MetaOAuthFlow, MetaOAuthFlows, MetaOAuthScope, MetaSecurityScheme, Registry},
 };
 use uuid::Uuid;
 
@@ -54,40 +55,69 @@ async fn check_basic(req: &Request, basic: Basic) -> poem::Result<Principal> {
     }
 }
 
-/// HTTP Bearer: an OAuth2 access token (declared for the document; [`Auth`] checks it).
-#[derive(SecurityScheme)]
-#[oai(ty = "bearer", rename = "bearerAuth")]
-#[allow(dead_code)]
-pub struct BearerAuth(Bearer);
-
-/// The scopes of OAuth2 access tokens (spec 2.1).
-#[derive(OAuthScopes)]
-pub enum OAuthScope {
-    /// Read and write (same as `*:*`).
-    #[oai(rename = "default")]
-    Default,
-    /// Read and write.
-    #[oai(rename = "*:*")]
-    All,
-    /// Read only.
-    #[oai(rename = "read:*")]
-    Read,
+/// What each OAuth2 scope (`inlet_core::oauth::KNOWN_SCOPES`) lets a token do (spec 2.1).
+fn scope_description(scope: &str) -> &'static str {
+    match scope {
+        "default" => "Read and write (same as `*:*`).",
+        "*:*" => "Read and write.",
+        "read:*" => "Read only.",
+        _ => "",
+    }
 }
 
-/// OAuth2 authorization-code flow (declared for the document; [`Auth`] checks the token).
-#[derive(SecurityScheme)]
-#[oai(
-    ty = "oauth2",
-    rename = "oauth2",
-    flows(authorization_code(
-        authorization_url = "/oauth/authorize",
-        token_url = "/oauth/token",
-        refresh_url = "/oauth/token",
-        scopes = "OAuthScope"
-    ))
-)]
-#[allow(dead_code)]
-pub struct OAuth2Auth(Bearer);
+/// Registers the Bearer schemes [`Auth`] checks: `bearerAuth` (an access token as HTTP Bearer)
+/// and `oauth2` (how such a token is obtained: the authorization-code flow and its scopes).
+fn register_bearer(registry: &mut Registry) {
+    registry.create_security_scheme(
+        "bearerAuth",
+        MetaSecurityScheme {
+            ty: "http",
+            description: Some("HTTP Bearer: an OAuth2 access token."),
+            name: None,
+            key_in: None,
+            scheme: Some("bearer"),
+            bearer_format: None,
+            flows: None,
+            openid_connect_url: None,
+        },
+    );
+    let scopes = KNOWN_SCOPES
+        .iter()
+        .map(|&name| MetaOAuthScope {
+            name,
+            description: Some(scope_description(name)),
+        })
+        .collect();
+    registry.create_security_scheme(
+        "oauth2",
+        MetaSecurityScheme {
+            ty: "oauth2",
+            description: Some(
+                "OAuth2 authorization-code flow: the access token it issues is sent as HTTP \
+                 Bearer.",
+            ),
+            name: None,
+            key_in: None,
+            scheme: None,
+            bearer_format: None,
+            flows: Some(MetaOAuthFlows {
+                implicit: None,
+                password: None,
+                client_credentials: None,
+                authorization_code: Some(MetaOAuthFlow {
+                    authorization_url: Some("/oauth/authorize"),
+                    token_url: Some("/oauth/token"),
+                    refresh_url: Some("/oauth/token"),
+                    scopes,
+                }),
+            }),
+            openid_connect_url: None,
+        },
+    );
+}
+
+/// The names of the Bearer schemes, as [`register_bearer`] registers them.
+const BEARER_SCHEMES: [&str; 2] = ["bearerAuth", "oauth2"];
 
 /// Every way a caller of the source and file endpoints can authenticate: HTTP Basic (e-mail and
 /// API token) or an OAuth2 access token as `Authorization: Bearer`. The document lists the
@@ -99,16 +129,14 @@ impl<'a> ApiExtractor<'a> for Auth {
     type ParamType = ();
     type ParamRawType = ();
 
-    fn register(registry: &mut poem_openapi::registry::Registry) {
+    fn register(registry: &mut Registry) {
         <BasicAuth as ApiExtractor>::register(registry);
-        <BearerAuth as ApiExtractor>::register(registry);
-        <OAuth2Auth as ApiExtractor>::register(registry);
+        register_bearer(registry);
     }
 
     fn security_schemes() -> Vec<&'static str> {
         let mut names = <BasicAuth as ApiExtractor>::security_schemes();
-        names.extend(<BearerAuth as ApiExtractor>::security_schemes());
-        names.extend(<OAuth2Auth as ApiExtractor>::security_schemes());
+        names.extend(BEARER_SCHEMES);
         names
     }
 
@@ -484,5 +512,17 @@ async fn ensure_token(tokens: &dyn TokenStore, user: &User, token: &str) -> Resu
     match add_token(tokens, user, token).await {
         Err(Error::Conflict(_)) if owned(tokens.user_by_token_hash(&hash).await?)? => Ok(()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_scope_is_described() {
+        for scope in KNOWN_SCOPES {
+            assert!(!scope_description(scope).is_empty(), "{scope}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! [`crate::schema`]), so what the document says and what the server refuses cannot drift apart.
 //! The handlers and core enforce the same limits through the constants named here.
 
+use inlet_core::{access::MAX_GROUP_ID_CHARS, oauth::KNOWN_SCOPES};
 use serde_json::{Value, json};
 
 /// Longest OAuth client name, in characters.
@@ -19,10 +20,11 @@ pub const MAX_REDIRECT_URI_BYTES: usize = 2048;
 pub const MAX_FOLDER_NAME_CHARS: usize = 500;
 /// The longest `wait` of the change feed, in seconds.
 pub const MAX_WAIT_SECONDS: u64 = 30;
-/// Longest identifier or name (externalIds, checksums, tag values), in characters.
-const MAX_LINE: usize = 1024;
-/// Longest record URL, in characters.
-const MAX_URL: u64 = 8192;
+/// Longest identifier or name (externalIds, checksums, tag values): the document states it in
+/// characters, the server counts bytes (docs/decisions.md, input policy), so it is the tighter.
+const MAX_LINE: usize = inlet_core::input::MAX_ID_BYTES;
+/// Longest record URL, as [`MAX_LINE`].
+const MAX_URL: usize = inlet_core::input::MAX_URL_BYTES;
 
 /// One line of text as identifiers, names and tag values must be (docs/decisions.md, input
 /// policy): no C0 control character or DEL, not blank.
@@ -73,8 +75,13 @@ fn access_header() -> String {
 /// An http or https link on one line (record urls; `inlet_core::input::check_url`).
 const WEB_URL: &str = "^[hH][tT][tT][pP][sS]?://[^\\u0000-\\u001F\\u007F]+$";
 
-/// OAuth2 scopes as a space-separated list.
-const SCOPES: &str = "^(default|\\*:\\*|read:\\*)( (default|\\*:\\*|read:\\*))*$";
+/// OAuth2 scopes as a space-separated list of `inlet_core::oauth::KNOWN_SCOPES`.
+fn scopes() -> String {
+    let one = KNOWN_SCOPES
+        .map(|scope| scope.replace('*', "\\*"))
+        .join("|");
+    format!("^({one})( ({one}))*$")
+}
 
 /// A PKCE code verifier or challenge (RFC 7636).
 const PKCE: &str = "^[A-Za-z0-9._~-]{43,128}$";
@@ -116,6 +123,19 @@ fn line(max: usize) -> Value {
     json!({"minLength": 1, "maxLength": max, "pattern": LINE})
 }
 
+/// A limit the server counts in UTF-8 bytes: `maxLength` (which JSON Schema counts in
+/// characters) and the extension `x-maxBytes`, the tighter of the two for non-ASCII text.
+fn bytes(max: usize, mut keywords: Value) -> Value {
+    keywords["maxLength"] = json!(max);
+    keywords["x-maxBytes"] = json!(max);
+    keywords
+}
+
+/// An identifier or name: one non-blank line of at most [`MAX_LINE`] bytes.
+fn id_line() -> Value {
+    bytes(MAX_LINE, json!({"minLength": 1, "pattern": LINE}))
+}
+
 /// The parameters' rules, in the order they apply.
 pub fn parameter_rules() -> Vec<ParameterRule> {
     let every = |location, name, keywords| ParameterRule {
@@ -132,14 +152,14 @@ pub fn parameter_rules() -> Vec<ParameterRule> {
     };
     let feed_cursor = "^(s[0-9]*(\\.[0-9a-f]{32})?|c[0-9]+|x[0-9]+\\.[0-9a-f]{32})$";
     vec![
-        every("path", "externalId", line(MAX_LINE)),
-        every("query", "externalChecksum", line(MAX_LINE)),
+        every("path", "externalId", id_line()),
+        every("query", "externalChecksum", id_line()),
         every(
             "query",
             "externalUrl",
-            json!({"minLength": 1, "maxLength": MAX_URL, "pattern": WEB_URL}),
+            bytes(MAX_URL, json!({"minLength": 1, "pattern": WEB_URL})),
         ),
-        every("header", "If-Match", line(MAX_LINE)),
+        every("header", "If-Match", id_line()),
         one("search", "createdFrom", json!({"format": "date-time"})),
         one("search", "createdTo", json!({"format": "date-time"})),
         one("search", "modifiedFrom", json!({"format": "date-time"})),
@@ -189,7 +209,7 @@ pub fn parameter_rules() -> Vec<ParameterRule> {
         ),
         one("listChanges", "cursor", json!({"pattern": feed_cursor})),
         one("authorize", "code_challenge", json!({"pattern": PKCE})),
-        one("authorize", "scope", json!({"pattern": SCOPES})),
+        one("authorize", "scope", json!({"pattern": scopes()})),
         one("authorize", "state", json!({"pattern": LINE})),
         one(
             "uploadFile",
@@ -201,9 +221,9 @@ pub fn parameter_rules() -> Vec<ParameterRule> {
             "X-Service-Object-Access",
             json!({"pattern": access_header()}),
         ),
-        one("putGroup", "groupId", line(MAX_LINE)),
-        one("deleteGroup", "groupId", line(MAX_LINE)),
-        one("listGroups", "after", line(MAX_LINE)),
+        one("putGroup", "groupId", line(MAX_GROUP_ID_CHARS)),
+        one("deleteGroup", "groupId", line(MAX_GROUP_ID_CHARS)),
+        one("listGroups", "after", line(MAX_GROUP_ID_CHARS)),
         one(
             "listGroups",
             "limit",
@@ -224,6 +244,10 @@ pub fn field_rules() -> Vec<FieldRule> {
     // JSON text may hold any character but NUL; an item breaking the externalId rules fails
     // alone (its own 400 in the answer).
     let no_nul = || json!({"pattern": NO_NUL});
+    // A template is bounded by construction (`inlet_core::template`); the document states its
+    // length, and its field references (which no keyword can count) in words.
+    let template =
+        || json!({"maxLength": inlet_core::template::MAX_TEMPLATE_CHARS, "pattern": NO_NUL});
     // OAuth parameters are identifiers: one non-blank line each (the input policy).
     let oauth_line = || json!({"pattern": LINE});
     vec![
@@ -245,20 +269,22 @@ pub fn field_rules() -> Vec<FieldRule> {
         ),
         rule(
             "/components/schemas/ClientIn/properties/redirectUris/items",
-            json!({"format": "uri", "maxLength": MAX_REDIRECT_URI_BYTES,
-                   "pattern": "^[hH][tT][tT][pP][sS]?://[^#\\s]+$"}),
+            bytes(
+                MAX_REDIRECT_URI_BYTES,
+                json!({"format": "uri", "pattern": "^[hH][tT][tT][pP][sS]?://[^#\\s]+$"}),
+            ),
         ),
         rule(
             "/components/schemas/Templates/properties/titleTemplate",
-            no_nul(),
+            template(),
         ),
         rule(
             "/components/schemas/Templates/properties/externalUrlTemplate",
-            no_nul(),
+            template(),
         ),
         rule(
             "/components/schemas/Templates/properties/searchTemplate",
-            no_nul(),
+            template(),
         ),
         rule(
             "/components/schemas/ClientIn/properties/scopes",
@@ -266,8 +292,10 @@ pub fn field_rules() -> Vec<FieldRule> {
         ),
         rule(
             "/components/schemas/WebhookIn/properties/url",
-            json!({"format": "uri", "maxLength": inlet_core::webhook::MAX_URL_BYTES,
-                   "pattern": "^[hH][tT][tT][pP][sS]?://[^#@\\s/?]+[^#\\s]*$"}),
+            bytes(
+                inlet_core::webhook::MAX_URL_BYTES,
+                json!({"format": "uri", "pattern": "^[hH][tT][tT][pP][sS]?://[^#@\\s/?]+[^#\\s]*$"}),
+            ),
         ),
         rule(
             "/components/schemas/WebhookIn/properties/events",
@@ -336,7 +364,7 @@ pub fn field_rules() -> Vec<FieldRule> {
         ),
         rule(
             "/components/schemas/ClientIn/properties/scopes/items",
-            json!({"enum": ["default", "*:*", "read:*"]}),
+            json!({"enum": KNOWN_SCOPES}),
         ),
         rule(
             "/components/schemas/Application/properties/objectTypes",
@@ -372,7 +400,7 @@ pub fn field_rules() -> Vec<FieldRule> {
         ),
         rule(
             "/components/schemas/TokenRequest/properties/scope",
-            json!({"pattern": SCOPES}),
+            json!({"pattern": scopes()}),
         ),
         rule(
             "/components/schemas/TokenRequest/properties/client_id",
@@ -408,8 +436,8 @@ pub fn naming_rule(schema: &str, field: &str) -> Option<Value> {
     }
     match field {
         "name" if schema == "FolderIn" => Some(line(MAX_FOLDER_NAME_CHARS)),
-        "name" | "externalId" | "parentExternalId" => Some(line(MAX_LINE)),
-        "contentSelector" => Some(json!({"maxLength": MAX_LINE})),
+        "name" | "externalId" | "parentExternalId" => Some(id_line()),
+        "contentSelector" => Some(bytes(MAX_LINE, json!({}))),
         _ => None,
     }
 }

@@ -9,35 +9,41 @@ use multer::{Constraints, Multipart, SizeLimit};
 use percent_encoding::percent_decode_str;
 use poem::{Request, RequestBody};
 use poem_openapi::{
-    Multipart as MultipartSchema,
     payload::{ParsePayload, Payload},
-    registry::{MetaSchemaRef, Registry},
-    types::multipart::Upload,
+    registry::{MetaSchema, MetaSchemaRef, Registry},
+    types::{Type, multipart::Upload},
 };
 use tokio::io::AsyncWriteExt;
 
 use crate::{config::MULTIPART_OVERHEAD_BYTES, problem::ApiError};
 
-/// Name of the multipart part holding the file (spec 4.4).
-pub const FILE_PART: &str = "file";
+/// The one named part a multipart body must carry: the document shows it and the handler looks
+/// for it by this name.
+pub trait NamedPart: Send + Sync + 'static {
+    /// The part's name.
+    const NAME: &'static str;
+    /// What the part holds, as the document says.
+    const DESCRIPTION: &'static str;
+}
 
-/// Schema of the upload body, for the OpenAPI document only.
-#[derive(Debug, MultipartSchema)]
-#[allow(dead_code)]
-pub struct FileUploadForm {
-    /// The file. Its format is detected from its bytes; the part's file name becomes the title.
-    file: Upload,
+/// The part of a record upload (spec 4.4): `file`.
+pub struct RecordFile;
+
+impl NamedPart for RecordFile {
+    const NAME: &'static str = "file";
+    const DESCRIPTION: &'static str =
+        "The file. Its format is detected from its bytes; the part's file name becomes the title.";
 }
 
 /// A `multipart/form-data` request body, not yet read: handlers authorize and validate first,
-/// then stream it with [`FileUpload::parts`]. `D` is the multipart schema shown in the document.
-pub struct FileUpload<D = FileUploadForm> {
+/// then stream it with [`FileUpload::parts`]. `P` is the part the document shows.
+pub struct FileUpload<P = RecordFile> {
     body: poem::Body,
     boundary: String,
-    _doc: std::marker::PhantomData<D>,
+    _part: std::marker::PhantomData<P>,
 }
 
-impl<D: Payload> Payload for FileUpload<D> {
+impl<P: NamedPart> Payload for FileUpload<P> {
     const CONTENT_TYPE: &'static str = "multipart/form-data";
 
     fn check_content_type(content_type: &str) -> bool {
@@ -47,15 +53,23 @@ impl<D: Payload> Payload for FileUpload<D> {
     }
 
     fn schema_ref() -> MetaSchemaRef {
-        D::schema_ref()
+        let part = Upload::schema_ref().merge(MetaSchema {
+            description: Some(P::DESCRIPTION),
+            ..MetaSchema::ANY
+        });
+        MetaSchemaRef::Inline(Box::new(MetaSchema {
+            required: vec![P::NAME],
+            properties: vec![(P::NAME, part)],
+            ..MetaSchema::new("object")
+        }))
     }
 
     fn register(registry: &mut Registry) {
-        D::register(registry);
+        Upload::register(registry);
     }
 }
 
-impl<D: Payload> ParsePayload for FileUpload<D> {
+impl<P: NamedPart> ParsePayload for FileUpload<P> {
     const IS_REQUIRED: bool = true;
 
     async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
@@ -66,13 +80,13 @@ impl<D: Payload> ParsePayload for FileUpload<D> {
         Ok(Self {
             body: body.take()?,
             boundary,
-            _doc: std::marker::PhantomData,
+            _part: std::marker::PhantomData,
         })
     }
 }
 
 // The trailing comma selects the macro's arm that does not recurse by an unqualified name.
-poem_openapi::impl_apirequest_for_payload!(FileUpload<D>, D: Payload);
+poem_openapi::impl_apirequest_for_payload!(FileUpload<P>, P: NamedPart);
 
 /// One received part.
 #[derive(Debug)]
@@ -125,7 +139,7 @@ impl SpooledFile {
     }
 }
 
-impl<D> FileUpload<D> {
+impl<P> FileUpload<P> {
     /// Receives every part, spooling each to disk. A part over `max_part_bytes` or a request body
     /// over that plus [`MULTIPART_OVERHEAD_BYTES`] is 413; a malformed body is 400.
     pub async fn parts(self, max_part_bytes: u64) -> Result<Vec<Part>, ApiError> {
@@ -139,7 +153,8 @@ impl<D> FileUpload<D> {
             if parts.len() == MAX_PARTS {
                 return Err(ApiError::bad_request(format!(
                     "a multipart upload carries at most {MAX_PARTS} parts (a RECORD upload one \
-                     named '{FILE_PART}', a STRUCTURED one two)"
+                     named '{}', a STRUCTURED one two)",
+                    RecordFile::NAME
                 )));
             }
             let name = field.name().unwrap_or_default().to_string();

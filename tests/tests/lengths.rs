@@ -162,6 +162,24 @@ async fn maxima_hold(s: TestServer) {
         Some(&json!(500))
     );
 
+    // Byte limits are stated as such: `maxLength` in characters and `x-maxBytes` in bytes.
+    let upload = doc
+        .pointer("/paths/~1api~1v1~1sources~1{sourceId}~1objecttypes~1{objectTypeId}~1objects~1{externalId}~1file/put/parameters")
+        .and_then(Value::as_array)
+        .and_then(|ps| ps.iter().find(|p| p["name"] == "externalId"))
+        .expect("the upload's externalId parameter");
+    assert_eq!(upload["schema"]["maxLength"], json!(1024));
+    assert_eq!(upload["schema"]["x-maxBytes"], json!(1024));
+    for field in ["titleTemplate", "externalUrlTemplate", "searchTemplate"] {
+        assert_eq!(
+            doc.pointer(&format!(
+                "/components/schemas/Templates/properties/{field}/maxLength"
+            )),
+            Some(&json!(10_000)),
+            "{field}"
+        );
+    }
+
     // A record's strings: path externalId, tag value, checksum (1024 bytes), url (8192 bytes),
     // file name (1024 bytes).
     let p = s.record_source().await;
@@ -181,6 +199,14 @@ async fn maxima_hold(s: TestServer) {
         "externalId",
         put("i".repeat(1024), vec![], None, plain()).await.unwrap(),
         put("i".repeat(1025), vec![], None, plain()).await.unwrap(),
+    )
+    .await;
+    // The limit is in bytes: 512 two-byte characters fit, 513 do not, though the document's
+    // maxLength (characters) admits both; its `x-maxBytes` says so (checked below).
+    at_and_over(
+        "externalId",
+        put("é".repeat(512), vec![], None, plain()).await.unwrap(),
+        put("é".repeat(513), vec![], None, plain()).await.unwrap(),
     )
     .await;
     let tag = |n: usize| Some(format!("color:{}", "t".repeat(n)));

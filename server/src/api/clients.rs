@@ -6,9 +6,7 @@ use inlet_core::{
     time,
 };
 use poem::web::Data;
-use poem_openapi::{
-    ApiResponse, Multipart, Object, OpenApi, param::Path, payload::Json, types::multipart::Upload,
-};
+use poem_openapi::{ApiResponse, Object, OpenApi, param::Path, payload::Json};
 use uuid::Uuid;
 
 use inlet_oauth::MAX_LOGO_BYTES;
@@ -19,7 +17,7 @@ use crate::{
     problem::ApiError,
     rules::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_REDIRECT_URI_BYTES, MAX_REDIRECT_URIS},
     state::AppState,
-    upload::FileUpload,
+    upload::{FileUpload, NamedPart},
 };
 
 /// Body of create and update (spec 2.1).
@@ -80,12 +78,13 @@ pub struct LogoOut {
     pub content_type: String,
 }
 
-/// Schema of the logo upload body, for the document only.
-#[derive(Debug, Multipart)]
-#[allow(dead_code)]
-pub struct LogoForm {
-    /// PNG, JPEG, GIF or WebP, detected by its bytes; at most 256 KiB.
-    logo: Upload,
+/// The part of a logo upload: `logo`.
+pub struct LogoPart;
+
+impl NamedPart for LogoPart {
+    const NAME: &'static str = "logo";
+    const DESCRIPTION: &'static str =
+        "PNG, JPEG, GIF or WebP, detected by its bytes; at most 256 KiB.";
 }
 
 #[derive(ApiResponse)]
@@ -340,15 +339,16 @@ impl ClientsApi {
         state: Data<&AppState>,
         auth: BasicAuth,
         #[oai(name = "clientId")] client_id: Path<Uuid>,
-        body: FileUpload<LogoForm>,
+        body: FileUpload<LogoPart>,
     ) -> Result<Json<LogoOut>, ApiError> {
         let admin = ClientAdmin::check(&state, auth).await?;
         owned(&state, &admin, client_id.0).await?;
         let parts = body.parts(MAX_LOGO_BYTES).await?;
-        let Some(part) = parts.into_iter().find(|p| p.name == "logo") else {
-            return Err(ApiError::bad_request(
-                "the multipart body needs a part named 'logo' holding the image",
-            ));
+        let Some(part) = parts.into_iter().find(|p| p.name == LogoPart::NAME) else {
+            return Err(ApiError::bad_request(format!(
+                "the multipart body needs a part named '{}' holding the image",
+                LogoPart::NAME
+            )));
         };
         let bytes = tokio::task::spawn_blocking(move || part.file.read_all())
             .await

@@ -16,7 +16,7 @@ use super::ApiTags;
 use crate::{auth::Auth, problem::ApiError, rules::MAX_FOLDER_NAME_CHARS, state::AppState};
 
 /// Longest folder externalId, in bytes.
-pub const MAX_FOLDER_ID_BYTES: usize = 1024;
+pub const MAX_FOLDER_ID_BYTES: usize = inlet_core::input::MAX_ID_BYTES;
 
 /// A folder of a HIERARCHICAL tag.
 #[derive(Debug, Object)]

@@ -27,8 +27,11 @@ use crate::{
     extraction, originals,
     problem::ApiError,
     state::AppState,
-    upload::{FILE_PART, FileUpload, Part},
+    upload::{FileUpload, NamedPart, Part, RecordFile},
 };
+
+/// The multipart part holding a record's file (spec 4.4).
+const FILE_PART: &str = RecordFile::NAME;
 
 /// Record endpoints.
 pub struct ObjectsApi;
