@@ -415,7 +415,7 @@ impl ObjectsApi {
         /// Who may read the record, as for `uploadFile`.
         #[oai(name = "X-Service-Object-Access")]
         access: Header<Vec<String>>,
-        /// The record.
+        /// The record: any JSON whose strings and keys hold no U+0000 (NUL), at any depth.
         body: Json<serde_json::Value>,
     ) -> Result<Uploaded, ApiError> {
         let (ot, checked) = prepare(
