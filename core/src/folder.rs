@@ -5,11 +5,17 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 use crate::{
     Error, Result,
-    source::{ObjectType, TagType},
+    source::{ObjectType, Source, TagConfig, TagType},
 };
+
+/// Longest folder externalId, in bytes (as a record's).
+pub const MAX_ID_BYTES: usize = crate::input::MAX_ID_BYTES;
+/// Longest folder name, in characters (after trimming).
+pub const MAX_NAME_CHARS: usize = 500;
 
 /// A folder of a HIERARCHICAL tag (DESIGN 6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +27,63 @@ pub struct Folder {
     pub name: String,
     /// The parent folder; `None` for a root.
     pub parent_external_id: Option<String>,
+}
+
+impl Folder {
+    /// A folder as a caller puts it: an externalId of 1 to [`MAX_ID_BYTES`] bytes, a name of 1 to
+    /// [`MAX_NAME_CHARS`] characters once trimmed, and an empty parent read as none (a root).
+    pub fn new(
+        external_id: String,
+        name: &str,
+        parent_external_id: Option<String>,
+    ) -> Result<Self> {
+        if external_id.is_empty() || external_id.len() > MAX_ID_BYTES {
+            return Err(Error::invalid(format!(
+                "a folder externalId has 1 to {MAX_ID_BYTES} bytes"
+            )));
+        }
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+            return Err(Error::invalid(format!(
+                "a folder name has 1 to {MAX_NAME_CHARS} characters"
+            )));
+        }
+        Ok(Self {
+            external_id,
+            name: name.to_string(),
+            parent_external_id: parent_external_id.filter(|p| !p.is_empty()),
+        })
+    }
+}
+
+/// The source's tag config with this id, which must be HIERARCHICAL to hold folders.
+pub fn folder_tag(source: &Source, tag_config_id: Uuid) -> Result<&TagConfig> {
+    let tc = source
+        .object_types
+        .iter()
+        .flat_map(|o| o.tag_configs.iter())
+        .find(|t| t.id == tag_config_id)
+        .ok_or_else(|| Error::not_found(format!("tag config {tag_config_id} not found")))?;
+    if tc.tag_type != TagType::Hierarchical {
+        return Err(Error::invalid(format!(
+            "tag '{}' is not HIERARCHICAL; folders belong to HIERARCHICAL tags",
+            tc.external_id
+        )));
+    }
+    Ok(tc)
+}
+
+/// The HIERARCHICAL tag a facet of the source counts.
+pub fn facet_folder_tag(source: &Source, facet_id: Uuid) -> Result<&TagConfig> {
+    for ot in &source.object_types {
+        if let Some(f) = ot.facets.iter().find(|f| f.id == facet_id) {
+            let tc = ot
+                .tag_config(&f.tag_external_id)
+                .ok_or_else(|| Error::not_found("the facet's tag is gone"))?;
+            return folder_tag(source, tc.id);
+        }
+    }
+    Err(Error::not_found(format!("facet {facet_id} not found")))
 }
 
 /// Checks that `folder` may be put into a tree holding `folders`: its parent exists

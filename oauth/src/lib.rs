@@ -3,6 +3,7 @@
 //! client logos, and the shared rate limits. It reads and writes through core's [`TokenStore`]
 //! only; the API server mounts [`routes`] and [`OAuthApi`] with an [`OAuthState`] as data.
 
+pub mod clients;
 pub mod pages;
 mod token;
 mod web;

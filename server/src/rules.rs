@@ -3,25 +3,19 @@
 //! document carries them (`api::document` merges them into what poem-openapi generates) and the
 //! run-time body check reads them over the operations' own schemas ([`crate::routes`],
 //! [`crate::schema`]), so what the document says and what the server refuses cannot drift apart.
-//! The handlers and core enforce the same limits through the constants named here.
+//! Each limit is the constant of the code that enforces it (core's, the authorization server's
+//! client rules), read here, so a limit is written once.
 
 use inlet_core::{access::MAX_GROUP_ID_CHARS, oauth::KNOWN_SCOPES};
+use inlet_oauth::clients::{
+    MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_REDIRECT_URI_BYTES, MAX_REDIRECT_URIS,
+};
 use serde_json::{Value, json};
 
-/// Longest OAuth client name, in characters.
-pub const MAX_NAME_CHARS: usize = 200;
-/// Longest client description or bottomDescription, in characters.
-pub const MAX_DESCRIPTION_CHARS: usize = 4000;
-/// Most redirect URIs per client.
-pub const MAX_REDIRECT_URIS: usize = 20;
-/// Longest redirect URI, in bytes.
-pub const MAX_REDIRECT_URI_BYTES: usize = 2048;
-/// Longest folder name, in characters (after trimming).
-pub const MAX_FOLDER_NAME_CHARS: usize = 500;
 /// The longest `wait` of the change feed, in seconds.
 pub const MAX_WAIT_SECONDS: u64 = 30;
-/// Longest identifier or name (externalIds, checksums, tag values): the document states it in
-/// characters, the server counts bytes (docs/decisions.md, input policy), so it is the tighter.
+/// Longest identifier or name (externalIds, checksums, tag values), in bytes (docs/decisions.md,
+/// input policy); stated with [`bytes`].
 const MAX_LINE: usize = inlet_core::input::MAX_ID_BYTES;
 /// Longest record URL, as [`MAX_LINE`].
 const MAX_URL: usize = inlet_core::input::MAX_URL_BYTES;
@@ -435,7 +429,7 @@ pub fn naming_rule(schema: &str, field: &str) -> Option<Value> {
         return None;
     }
     match field {
-        "name" if schema == "FolderIn" => Some(line(MAX_FOLDER_NAME_CHARS)),
+        "name" if schema == "FolderIn" => Some(line(inlet_core::folder::MAX_NAME_CHARS)),
         "name" | "externalId" | "parentExternalId" => Some(id_line()),
         "contentSelector" => Some(bytes(MAX_LINE, json!({}))),
         _ => None,

@@ -2,20 +2,22 @@
 //! Only an ADMIN's HTTP Basic credentials are accepted, in a workspace with OAuth enabled.
 
 use inlet_core::{
-    oauth::{self, Logo, OAuthClient},
+    oauth::{Logo, OAuthClient},
     time,
 };
 use poem::web::Data;
 use poem_openapi::{ApiResponse, Object, OpenApi, param::Path, payload::Json};
 use uuid::Uuid;
 
-use inlet_oauth::MAX_LOGO_BYTES;
+use inlet_oauth::{
+    MAX_LOGO_BYTES,
+    clients::{self, ClientSettings, image_type},
+};
 
 use super::ApiTags;
 use crate::{
     auth::{BasicAuth, ClientAdmin},
     problem::ApiError,
-    rules::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_REDIRECT_URI_BYTES, MAX_REDIRECT_URIS},
     state::AppState,
     upload::{FileUpload, NamedPart},
 };
@@ -101,88 +103,14 @@ enum Deleted {
     NoContent,
 }
 
-fn check_text(field: &str, value: &str, max: usize, required: bool) -> Result<(), ApiError> {
-    if required && value.trim().is_empty() {
-        return Err(ApiError::bad_request(format!("{field} must not be empty")));
-    }
-    if value.chars().count() > max {
-        return Err(ApiError::bad_request(format!(
-            "{field} is longer than {max} characters"
-        )));
-    }
-    Ok(())
-}
-
-/// Validates a create/update body.
-fn validate(body: &ClientIn) -> Result<(), ApiError> {
-    check_text("name", &body.name, MAX_NAME_CHARS, true)?;
-    check_text(
-        "description",
-        &body.description,
-        MAX_DESCRIPTION_CHARS,
-        false,
-    )?;
-    check_text(
-        "bottomDescription",
-        &body.bottom_description,
-        MAX_DESCRIPTION_CHARS,
-        false,
-    )?;
-    if body.redirect_uris.is_empty() {
-        return Err(ApiError::bad_request(
-            "redirectUris must name at least one URI",
-        ));
-    }
-    if body.redirect_uris.len() > MAX_REDIRECT_URIS {
-        return Err(ApiError::bad_request(format!(
-            "at most {MAX_REDIRECT_URIS} redirectUris"
-        )));
-    }
-    for uri in &body.redirect_uris {
-        if uri.len() > MAX_REDIRECT_URI_BYTES {
-            return Err(ApiError::bad_request(format!(
-                "redirect URI longer than {MAX_REDIRECT_URI_BYTES} bytes"
-            )));
-        }
-        let parsed = url::Url::parse(uri).map_err(|e| {
-            ApiError::bad_request(format!("redirect URI '{uri}' is not an absolute URI: {e}"))
-        })?;
-        if parsed.fragment().is_some() {
-            return Err(ApiError::bad_request(format!(
-                "redirect URI '{uri}' must not have a fragment (RFC 6749 3.1.2)"
-            )));
-        }
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(ApiError::bad_request(format!(
-                "redirect URI scheme '{}' is not allowed: use http or https (a native app \
-                 listens on a loopback address, RFC 8252)",
-                parsed.scheme()
-            )));
-        }
-    }
-    if body.scopes.is_empty() {
-        return Err(ApiError::bad_request("scopes must name at least one scope"));
-    }
-    if let Some(unknown) = oauth::unknown_scope(&body.scopes) {
-        return Err(ApiError::bad_request(format!(
-            "unknown scope '{unknown}': use default, *:* or read:*"
-        )));
-    }
-    Ok(())
-}
-
-/// The image type of `bytes` by its signature, if it is one the consent page shows.
-pub fn image_type(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
+/// The registration rules' view of a create or update body.
+fn settings(body: &ClientIn) -> ClientSettings<'_> {
+    ClientSettings {
+        name: &body.name,
+        description: &body.description,
+        bottom_description: &body.bottom_description,
+        redirect_uris: &body.redirect_uris,
+        scopes: &body.scopes,
     }
 }
 
@@ -213,7 +141,7 @@ impl ClientsApi {
         body: Json<ClientIn>,
     ) -> Result<CreatedClient, ApiError> {
         let admin = ClientAdmin::check(&state, auth).await?;
-        validate(&body)?;
+        clients::check(&settings(&body))?;
         let body = body.0;
         let client = OAuthClient {
             id: Uuid::new_v4(),
@@ -280,7 +208,7 @@ impl ClientsApi {
         body: Json<ClientIn>,
     ) -> Result<Json<ClientOut>, ApiError> {
         let admin = ClientAdmin::check(&state, auth).await?;
-        validate(&body)?;
+        clients::check(&settings(&body))?;
         let stored = owned(&state, &admin, client_id.0).await?;
         let body = body.0;
         let next = OAuthClient {
@@ -377,21 +305,5 @@ impl ClientsApi {
             logo_url: format!("/oauth/logo/{}", client_id.0),
             content_type: content_type.into(),
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn images_are_told_by_their_bytes() {
-        assert_eq!(image_type(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
-        assert_eq!(image_type(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
-        assert_eq!(image_type(b"GIF89a..."), Some("image/gif"));
-        assert_eq!(image_type(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
-        assert_eq!(image_type(b"<svg xmlns=...>"), None);
-        assert_eq!(image_type(b"RIFF\0\0\0\0WAVE"), None);
-        assert_eq!(image_type(b""), None);
     }
 }

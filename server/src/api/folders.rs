@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use inlet_core::{
     folder::{self, Folder},
     index::IndexQuery,
-    source::{Source, TagConfig, TagType},
     token::Principal,
 };
 use poem::web::Data;
@@ -13,10 +12,7 @@ use poem_openapi::{ApiResponse, Object, OpenApi, param::Path, payload::Json};
 use uuid::Uuid;
 
 use super::ApiTags;
-use crate::{auth::Auth, problem::ApiError, rules::MAX_FOLDER_NAME_CHARS, state::AppState};
-
-/// Longest folder externalId, in bytes.
-pub const MAX_FOLDER_ID_BYTES: usize = inlet_core::input::MAX_ID_BYTES;
+use crate::{auth::Auth, problem::ApiError, state::AppState};
 
 /// A folder of a HIERARCHICAL tag.
 #[derive(Debug, Object)]
@@ -58,36 +54,6 @@ enum Deleted {
     /// The folder is gone.
     #[oai(status = 204)]
     NoContent,
-}
-
-/// The source's tag config with this id, which must be HIERARCHICAL.
-fn folder_tag(source: &Source, tag_config_id: Uuid) -> Result<TagConfig, ApiError> {
-    let tc = source
-        .object_types
-        .iter()
-        .flat_map(|o| o.tag_configs.iter())
-        .find(|t| t.id == tag_config_id)
-        .ok_or_else(|| ApiError::not_found(format!("tag config {tag_config_id} not found")))?;
-    if tc.tag_type != TagType::Hierarchical {
-        return Err(ApiError::bad_request(format!(
-            "tag '{}' is not HIERARCHICAL; folders belong to HIERARCHICAL tags",
-            tc.external_id
-        )));
-    }
-    Ok(tc.clone())
-}
-
-/// The HIERARCHICAL tag a facet of the source counts.
-fn facet_tag(source: &Source, facet_id: Uuid) -> Result<TagConfig, ApiError> {
-    for ot in &source.object_types {
-        if let Some(f) = ot.facets.iter().find(|f| f.id == facet_id) {
-            let tc = ot
-                .tag_config(&f.tag_external_id)
-                .ok_or_else(|| ApiError::not_found("the facet's tag is gone"))?;
-            return folder_tag(source, tc.id);
-        }
-    }
-    Err(ApiError::not_found(format!("facet {facet_id} not found")))
 }
 
 async fn folders_with_counts(
@@ -166,24 +132,10 @@ impl FoldersApi {
             .records
             .get_source(principal.workspace_id, source_id.0)
             .await?;
-        let tc = folder_tag(&source, tag_config_id.0)?;
-        let id = external_id.0;
-        if id.is_empty() || id.len() > MAX_FOLDER_ID_BYTES {
-            return Err(ApiError::bad_request(format!(
-                "a folder externalId has 1 to {MAX_FOLDER_ID_BYTES} bytes"
-            )));
-        }
-        let name = body.0.name.trim().to_string();
-        if name.is_empty() || name.chars().count() > MAX_FOLDER_NAME_CHARS {
-            return Err(ApiError::bad_request(format!(
-                "a folder name has 1 to {MAX_FOLDER_NAME_CHARS} characters"
-            )));
-        }
-        let folder = Folder {
-            external_id: id.clone(),
-            name,
-            parent_external_id: body.0.parent_external_id.filter(|p| !p.is_empty()),
-        };
+        let tc = folder::folder_tag(&source, tag_config_id.0)?;
+        let body = body.0;
+        let folder = Folder::new(external_id.0, &body.name, body.parent_external_id)?;
+        let id = folder.external_id.clone();
         let created = state
             .records
             .put_folder(principal.workspace_id, source.id, &tc.external_id, &folder)
@@ -219,7 +171,7 @@ impl FoldersApi {
             .records
             .get_source(principal.workspace_id, source_id.0)
             .await?;
-        let tc = folder_tag(&source, tag_config_id.0)?;
+        let tc = folder::folder_tag(&source, tag_config_id.0)?;
         state
             .records
             .delete_folder(
@@ -250,7 +202,7 @@ impl FoldersApi {
             .records
             .get_source(principal.workspace_id, source_id.0)
             .await?;
-        let tc = facet_tag(&source, facet_id.0)?;
+        let tc = folder::facet_folder_tag(&source, facet_id.0)?;
         let all = folders_with_counts(&state, principal, source.id, &tc.external_id).await?;
         Ok(Json(
             all.into_iter()
@@ -278,7 +230,7 @@ impl FoldersApi {
             .records
             .get_source(principal.workspace_id, source_id.0)
             .await?;
-        let tc = facet_tag(&source, facet_id.0)?;
+        let tc = folder::facet_folder_tag(&source, facet_id.0)?;
         let all = folders_with_counts(&state, principal, source.id, &tc.external_id).await?;
         if !all.iter().any(|f| f.external_id == external_id.0) {
             return Err(ApiError::not_found(format!(
