@@ -162,14 +162,25 @@ async fn maxima_hold(s: TestServer) {
         Some(&json!(500))
     );
 
-    // Byte limits are stated as such: `maxLength` in characters and `x-maxBytes` in bytes.
-    let upload = doc
-        .pointer("/paths/~1api~1v1~1sources~1{sourceId}~1objecttypes~1{objectTypeId}~1objects~1{externalId}~1file/put/parameters")
-        .and_then(Value::as_array)
-        .and_then(|ps| ps.iter().find(|p| p["name"] == "externalId"))
-        .expect("the upload's externalId parameter");
-    assert_eq!(upload["schema"]["maxLength"], json!(1024));
-    assert_eq!(upload["schema"]["x-maxBytes"], json!(1024));
+    // Byte limits are stated as such: every externalId in a path (records and folders) says
+    // `maxLength` in characters and `x-maxBytes` in bytes.
+    let path_ids: Vec<&Value> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .values()
+        .flat_map(|item| item.as_object().into_iter().flatten())
+        .flat_map(|(_, op)| op["parameters"].as_array().into_iter().flatten())
+        .filter(|p| p["name"] == "externalId" && p["in"] == "path")
+        .collect();
+    assert!(
+        path_ids.len() >= 10,
+        "{} externalId parameters",
+        path_ids.len()
+    );
+    for p in path_ids {
+        assert_eq!(p["schema"]["maxLength"], json!(1024), "{p}");
+        assert_eq!(p["schema"]["x-maxBytes"], json!(1024), "{p}");
+    }
     for field in ["titleTemplate", "externalUrlTemplate", "searchTemplate"] {
         assert_eq!(
             doc.pointer(&format!(
@@ -202,7 +213,7 @@ async fn maxima_hold(s: TestServer) {
     )
     .await;
     // The limit is in bytes: 512 two-byte characters fit, 513 do not, though the document's
-    // maxLength (characters) admits both; its `x-maxBytes` says so (checked below).
+    // maxLength (characters) admits both; its `x-maxBytes` says so (checked above).
     at_and_over(
         "externalId",
         put("é".repeat(512), vec![], None, plain()).await.unwrap(),
